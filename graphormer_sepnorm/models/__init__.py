@@ -1,0 +1,4 @@
+r"""Models."""
+from .graphormer_sepnorm import GraphormerSepNorm
+
+__all__ = ['GraphormerSepNorm']

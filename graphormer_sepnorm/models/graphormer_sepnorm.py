@@ -1,0 +1,268 @@
+import difflib
+import inspect
+from typing import Any, Literal, Mapping, Optional, Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+from torch.nn import Dropout, LayerNorm, Linear, Module, ModuleList
+from torch_geometric.data import Data
+
+from ..nn.encoder_layer import GraphormerLayer
+from ..nn.graph_attention_bias import EdgeEncoding, GraphAttentionBias
+from ..nn.node_encoder import GraphormerNodeEncoder
+from ..nn.sep_norm import NormKind, SepNorm, ShareNorm
+
+SepNormPositions = Literal['all', 'blocks', 'final']
+
+
+class GraphormerSepNorm(Module):
+    r"""Graphormer, from the `"Do Transformers Really Perform Bad for Graph
+    Representation?" <https://arxiv.org/abs/2106.05234>`_ paper, in which the
+    normalizations of the token sequence can be **SepNorm**, from the
+    `"On Separate Normalization in Self-supervised Transformers"
+    <https://arxiv.org/abs/2309.12931>`_ paper: the graph token and the node
+    tokens are normalized separately (by default batch norm over the graph
+    tokens of the batch, layer norm per node token).
+
+    The forward pass takes a :class:`~torch_geometric.data.Batch` of graphs
+    preprocessed by :class:`~graphormer_sepnorm.transforms.AddShortestPaths`
+    with categorical node features :obj:`x` and edge features
+    :obj:`edge_attr`, and returns :obj:`[num_graphs, out_channels]` read from
+    the graph token alone.
+
+    Normalization. With :obj:`norm="share"` every norm is one
+    :class:`~torch.nn.LayerNorm` over all tokens (the baseline). With
+    :obj:`norm="sep"`, the norms named by :obj:`sepnorm_positions` are
+    :class:`~graphormer_sepnorm.nn.SepNorm` (the others stay shared): the
+    two norms of each block, and with pre-LN the final norm. One exception is
+    by design: with pre-LN, the first block's attention norm receives the raw
+    graph-token embedding, identical for every graph, so batch statistics over
+    it have zero variance (the running variance collapses and evaluation
+    outputs become noise). That one norm therefore normalizes the graph token
+    with layer norm; every later norm sees graph tokens that differ between
+    graphs.
+
+    Differences from the reference implementation (Microsoft's Graphormer and
+    its port in Hugging Face :obj:`transformers`) are listed in the README:
+    the pre-LN final norm is applied (the reference builds it but never calls
+    it), vocabularies are sized from the data, degrees and distances above the
+    maxima share the last embedding, and paths through node 0 are kept.
+
+    Args:
+        atom_vocab_sizes (Sequence[int]): Number of values of each column of
+            :obj:`x`. (default: :obj:`(28,)`, ZINC's atom types)
+        bond_vocab_sizes (Sequence[int], optional): Number of values of each
+            column of :obj:`edge_attr`; :obj:`None` for graphs without edge
+            features. (default: :obj:`(4,)`, ZINC's bond types)
+        out_channels (int, optional): Outputs per graph. (default: :obj:`1`)
+        num_layers (int, optional): Transformer blocks. (default: :obj:`12`)
+        hidden_channels (int, optional): Token size. (default: :obj:`80`)
+        ffn_channels (int, optional): Feed-forward hidden size.
+            (default: :obj:`80`)
+        num_heads (int, optional): Attention heads. (default: :obj:`8`)
+        dropout (float, optional): Dropout on the input tokens and on each
+            residual branch. (default: :obj:`0.0`)
+        attention_dropout (float, optional): Dropout on attention weights.
+            (default: :obj:`0.1`)
+        activation_dropout (float, optional): Dropout after the GELU of the
+            feed-forward networks. (default: :obj:`0.1`)
+        pre_norm (bool, optional): Pre-LN blocks if :obj:`True`, post-LN
+            otherwise. (default: :obj:`True`)
+        final_norm (bool, optional): With pre-LN, normalize the output of the
+            last block. (default: :obj:`True`)
+        embedding_norm (bool, optional): Normalize the input tokens (the
+            reference's :obj:`encoder_normalize_before`).
+            (default: :obj:`False`)
+        norm (str, optional): :obj:`"sep"` or :obj:`"share"`.
+            (default: :obj:`"sep"`)
+        graph_token_norm (str, optional): SepNorm's graph-token norm,
+            :obj:`"batch"` or :obj:`"layer"`. (default: :obj:`"batch"`)
+        node_token_norm (str, optional): SepNorm's node-token norm,
+            :obj:`"layer"` or :obj:`"batch"`. (default: :obj:`"layer"`)
+        sepnorm_positions (str, optional): Which norms are SepNorm when
+            :obj:`norm="sep"`: :obj:`"all"`, :obj:`"blocks"` (all but the
+            final norm) or :obj:`"final"`. (default: :obj:`"all"`)
+        edge_encoding (str, optional): :obj:`"multi_hop"` or :obj:`"single"`.
+            (default: :obj:`"multi_hop"`)
+        multi_hop_max_dist (int, optional): Hops of a shortest path that enter
+            the multi-hop edge encoding. (default: :obj:`20`)
+        max_degree (int, optional): Largest degree with its own embedding.
+            (default: :obj:`64`)
+        max_distance (int, optional): Largest distance with its own spatial
+            encoding. (default: :obj:`64`)
+        max_attention_distance (int, optional): If set, node pairs farther
+            apart (or unreachable) do not attend to each other.
+            (default: :obj:`None`)
+        max_nodes (int, optional): Largest graph accepted; larger ones raise a
+            :class:`ValueError`. (default: :obj:`512`)
+        directed (bool, optional): Separate in- and out-degree embeddings.
+            (default: :obj:`False`)
+    """
+    def __init__(
+        self,
+        atom_vocab_sizes: Sequence[int] = (28, ),
+        bond_vocab_sizes: Optional[Sequence[int]] = (4, ),
+        out_channels: int = 1,
+        num_layers: int = 12,
+        hidden_channels: int = 80,
+        ffn_channels: int = 80,
+        num_heads: int = 8,
+        dropout: float = 0.0,
+        attention_dropout: float = 0.1,
+        activation_dropout: float = 0.1,
+        pre_norm: bool = True,
+        final_norm: bool = True,
+        embedding_norm: bool = False,
+        norm: Literal['sep', 'share'] = 'sep',
+        graph_token_norm: NormKind = 'batch',
+        node_token_norm: NormKind = 'layer',
+        sepnorm_positions: SepNormPositions = 'all',
+        edge_encoding: EdgeEncoding = 'multi_hop',
+        multi_hop_max_dist: int = 20,
+        max_degree: int = 64,
+        max_distance: int = 64,
+        max_attention_distance: Optional[int] = None,
+        max_nodes: int = 512,
+        directed: bool = False,
+    ) -> None:
+        super().__init__()
+        _check_choice('norm', norm, ('sep', 'share'))
+        _check_choice('sepnorm_positions', sepnorm_positions,
+                      ('all', 'blocks', 'final'))
+        self.out_channels = out_channels
+        self.hidden_channels = hidden_channels
+        self.pre_norm = pre_norm
+        self.max_nodes = max_nodes
+        self.norm = norm
+        self.graph_token_norm = graph_token_norm
+        self.node_token_norm = node_token_norm
+
+        self.node_encoder = GraphormerNodeEncoder(atom_vocab_sizes,
+                                                  hidden_channels, max_degree,
+                                                  directed)
+        self.attention_bias = GraphAttentionBias(num_heads, bond_vocab_sizes,
+                                                 edge_encoding,
+                                                 multi_hop_max_dist,
+                                                 max_distance,
+                                                 max_attention_distance)
+        self.input_dropout = Dropout(dropout)
+
+        sep_blocks = norm == 'sep' and sepnorm_positions in ('all', 'blocks')
+        sep_final = norm == 'sep' and sepnorm_positions in ('all', 'final')
+        # The embedding norm and, with pre-LN, the first block's attention
+        # norm see the same graph-token embedding for every graph.
+        self.embedding_norm = (self._make_norm(sep_blocks, constant_token=True)
+                               if embedding_norm else None)
+        self.layers = ModuleList()
+        for i in range(num_layers):
+            first_sees_embedding = pre_norm and i == 0
+            self.layers.append(
+                GraphormerLayer(
+                    hidden_channels, ffn_channels, num_heads,
+                    attention_norm=self._make_norm(
+                        sep_blocks, constant_token=first_sees_embedding),
+                    ffn_norm=self._make_norm(sep_blocks),
+                    pre_norm=pre_norm, dropout=dropout,
+                    attention_dropout=attention_dropout,
+                    activation_dropout=activation_dropout))
+        self.final_norm = (self._make_norm(sep_final)
+                           if pre_norm and final_norm else None)
+
+        # Graphormer's prediction head on the graph token.
+        self.head_transform = Linear(hidden_channels, hidden_channels)
+        self.head_norm = LayerNorm(hidden_channels)
+        self.head = Linear(hidden_channels, out_channels)
+        self.reset_parameters()
+
+    def _make_norm(self, sep: bool, constant_token: bool = False) -> Module:
+        if not sep:
+            return ShareNorm(self.hidden_channels)
+        graph_norm = 'layer' if constant_token else self.graph_token_norm
+        return SepNorm(self.hidden_channels, graph_norm, self.node_token_norm)
+
+    def reset_parameters(self) -> None:
+        r"""Graphormer's initialization: every weight and embedding normal
+        with standard deviation 0.02, biases zero, norms to identity."""
+        self.node_encoder.reset_parameters()
+        self.attention_bias.reset_parameters()
+        for norm in (self.embedding_norm, self.final_norm):
+            if norm is not None:
+                norm.reset_parameters()
+        for layer in self.layers:
+            layer.reset_parameters()
+        for linear in (self.head_transform, self.head):
+            torch.nn.init.normal_(linear.weight, std=0.02)
+            torch.nn.init.zeros_(linear.bias)
+        self.head_norm.reset_parameters()
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> 'GraphormerSepNorm':
+        r"""Builds the model from a plain mapping (a YAML section), rejecting
+        unknown keys with the valid ones."""
+        valid = list(inspect.signature(cls.__init__).parameters)[1:]
+        for key in config:
+            if key not in valid:
+                hint = difflib.get_close_matches(str(key), valid, n=1)
+                did_you_mean = f" Did you mean '{hint[0]}'?" if hint else ""
+                raise ValueError(
+                    f"Unknown model option '{key}'.{did_you_mean} Valid "
+                    f"options: {', '.join(valid)}")
+        return cls(**config)
+
+    def encode(self, data: Data) -> tuple[Tensor, Tensor]:
+        r"""Runs the encoder; returns the final token sequence
+        :obj:`[num_graphs, 1 + N, hidden_channels]` (graph token first, after
+        the final norm) and the real-node mask :obj:`[num_graphs, N]`."""
+        batch_size = _num_graphs(data)
+        self._check_sizes(data, batch_size)
+        x, node_mask = self.node_encoder(data, batch_size)
+        bias = self.attention_bias(data, node_mask)
+        if self.embedding_norm is not None:
+            x = self.embedding_norm(x, node_mask)
+        x = self.input_dropout(x)
+        for layer in self.layers:
+            x = layer(x, bias, node_mask)
+        if self.final_norm is not None:
+            x = self.final_norm(x, node_mask)
+        return x, node_mask
+
+    def graph_embedding(self, data: Data) -> Tensor:
+        r"""The graph-token embedding :obj:`[num_graphs, hidden_channels]`
+        that the prediction head reads (the representation the SepNorm paper
+        analyses)."""
+        return self.encode(data)[0][:, 0]
+
+    def forward(self, data: Data) -> Tensor:
+        r"""Returns the predictions :obj:`[num_graphs, out_channels]`."""
+        graph_token = self.graph_embedding(data)
+        h = self.head_norm(F.gelu(self.head_transform(graph_token)))
+        return self.head(h)
+
+    def _check_sizes(self, data: Data, batch_size: int) -> None:
+        ptr = getattr(data, 'ptr', None)
+        if ptr is not None:
+            largest = int((ptr[1:] - ptr[:-1]).max()) if batch_size else 0
+        else:
+            largest = data.num_nodes
+        if largest > self.max_nodes:
+            raise ValueError(
+                f"A graph has {largest} nodes, more than the model's "
+                f"max_nodes={self.max_nodes}; filter such graphs out or build "
+                f"the model with a larger max_nodes")
+
+    def __repr__(self) -> str:
+        return (f'{self.__class__.__name__}(layers={len(self.layers)}, '
+                f'hidden={self.hidden_channels}, norm={self.norm!r}, '
+                f'pre_norm={self.pre_norm}, out={self.out_channels})')
+
+
+def _num_graphs(data: Data) -> int:
+    num_graphs = getattr(data, 'num_graphs', None)
+    return 1 if num_graphs is None else int(num_graphs)
+
+
+def _check_choice(name: str, value: Any, choices: Sequence[str]) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}"
+                         f", got {value!r}")

@@ -1,0 +1,12 @@
+r"""Building blocks of Graphormer with SepNorm."""
+from .attention import BiasedMultiheadAttention
+from .categorical_embedding import CategoricalEmbedding
+from .encoder_layer import GraphormerLayer
+from .graph_attention_bias import GraphAttentionBias
+from .node_encoder import GraphormerNodeEncoder
+from .sep_norm import SepNorm, ShareNorm
+
+__all__ = [
+    'BiasedMultiheadAttention', 'CategoricalEmbedding', 'GraphormerLayer',
+    'GraphAttentionBias', 'GraphormerNodeEncoder', 'SepNorm', 'ShareNorm'
+]

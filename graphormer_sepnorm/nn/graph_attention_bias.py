@@ -1,0 +1,240 @@
+from typing import Literal, Optional, Sequence
+
+import torch
+from torch import Tensor
+from torch.nn import Embedding, Module, Parameter
+from torch_geometric.data import Data
+
+from .categorical_embedding import CategoricalEmbedding
+
+EdgeEncoding = Literal['multi_hop', 'single']
+
+
+class GraphAttentionBias(Module):
+    r"""The per-head attention bias of Graphormer, from the `"Do Transformers
+    Really Perform Bad for Graph Representation?"
+    <https://arxiv.org/abs/2106.05234>`_ paper, computed once per forward pass
+    and shared by all layers.
+
+    For the padded token sequence :obj:`[graph token, node 1, ..., node N]`
+    the bias :math:`b_{ij}` of every head is the sum of
+
+    * the **spatial encoding**, a learned scalar per shortest-path distance
+      :math:`\phi(v_i, v_j)` (distances above :obj:`max_distance` share its
+      entry; unreachable pairs have an entry of their own);
+    * the **edge encoding**: with :obj:`"multi_hop"`, the mean over the first
+      :obj:`multi_hop_max_dist` hops of one shortest path of
+      :math:`x_{e_n}^\top w_n^E`, each hop :math:`n` with its own learned
+      :obj:`[heads, heads]` matrix applied to the edge's per-head embedding;
+      with :obj:`"single"`, the embedding of the edge :math:`(i, j)` when
+      there is one;
+    * for every pair involving the graph token, a learned per-head **virtual
+      distance** instead of the two terms above.
+
+    Keys that are padding get :obj:`-inf`, and so do node pairs farther apart
+    than :obj:`max_attention_distance` when that is set.
+
+    The input is a :class:`~torch_geometric.data.Batch` built from graphs that
+    went through :class:`~graphormer_sepnorm.transforms.AddShortestPaths`.
+
+    Args:
+        num_heads (int): Number of attention heads.
+        edge_vocab_sizes (Sequence[int], optional): Number of values of each
+            column of :obj:`edge_attr`; :obj:`None` if the graphs have no edge
+            features (every edge then shares one embedding).
+            (default: :obj:`None`)
+        edge_encoding (str, optional): :obj:`"multi_hop"` or :obj:`"single"`.
+            (default: :obj:`"multi_hop"`)
+        multi_hop_max_dist (int, optional): Hops of each shortest path that
+            enter the multi-hop edge encoding. (default: :obj:`20`)
+        max_distance (int, optional): Largest distance with its own spatial
+            encoding. (default: :obj:`64`)
+        max_attention_distance (int, optional): If set, node pairs farther
+            apart than this, or unreachable, do not attend to each other (the
+            reference collator's :obj:`spatial_pos_max - 2`).
+            (default: :obj:`None`)
+    """
+    def __init__(
+        self,
+        num_heads: int,
+        edge_vocab_sizes: Optional[Sequence[int]] = None,
+        edge_encoding: EdgeEncoding = 'multi_hop',
+        multi_hop_max_dist: int = 20,
+        max_distance: int = 64,
+        max_attention_distance: Optional[int] = None,
+    ) -> None:
+        super().__init__()
+        if edge_encoding not in ('multi_hop', 'single'):
+            raise ValueError(f"edge_encoding must be 'multi_hop' or 'single', "
+                             f"got {edge_encoding!r}")
+        if multi_hop_max_dist < 1:
+            raise ValueError(f"multi_hop_max_dist must be at least 1, got "
+                             f"{multi_hop_max_dist}")
+        self.num_heads = num_heads
+        self.edge_encoding = edge_encoding
+        self.multi_hop_max_dist = multi_hop_max_dist
+        self.max_distance = max_distance
+        self.max_attention_distance = max_attention_distance
+        self.edge_embedding = CategoricalEmbedding(
+            list(edge_vocab_sizes or [1]), num_heads, reduce='mean',
+            name='edge_attr')
+        # Distances 0..max_distance, then one entry for "unreachable".
+        self.spatial_embedding = Embedding(max_distance + 2, num_heads)
+        self.virtual_distance = Parameter(torch.empty(num_heads))
+        if edge_encoding == 'multi_hop':
+            self.hop_weight = Parameter(
+                torch.empty(multi_hop_max_dist, num_heads, num_heads))
+        else:
+            self.register_parameter('hop_weight', None)
+        self.reset_parameters()
+
+    @property
+    def unreachable_index(self) -> int:
+        r"""Row of :obj:`spatial_embedding` used for unreachable pairs."""
+        return self.max_distance + 1
+
+    def reset_parameters(self) -> None:
+        r"""Graphormer's initialization: normal with standard deviation 0.02."""
+        self.edge_embedding.reset_parameters()
+        torch.nn.init.normal_(self.spatial_embedding.weight, std=0.02)
+        torch.nn.init.normal_(self.virtual_distance, std=0.02)
+        if self.hop_weight is not None:
+            torch.nn.init.normal_(self.hop_weight, std=0.02)
+
+    def forward(self, data: Data, node_mask: Tensor) -> Tensor:
+        r"""Returns the bias :obj:`[batch_size, heads, 1 + N, 1 + N]`.
+
+        Args:
+            data (torch_geometric.data.Batch): The batch.
+            node_mask (torch.Tensor): :obj:`[batch_size, N]` real-node mask
+                from :func:`~torch_geometric.utils.to_dense_batch`.
+        """
+        spd, path_next = dense_shortest_paths(data, node_mask)
+        spatial_index = torch.where(
+            spd >= 0, spd.clamp(max=self.max_distance), self.unreachable_index)
+        node_bias = self.spatial_embedding(spatial_index)  # [B, N, N, H]
+
+        edge_ids = dense_edge_ids(data, node_mask)
+        edge_emb = self.edge_embedding(_edge_attr_2d(data))
+        # A zero row for "no edge", at index num_edges.
+        edge_emb = torch.cat([edge_emb, edge_emb.new_zeros(1, self.num_heads)])
+        if self.edge_encoding == 'multi_hop':
+            node_bias = node_bias + self._multi_hop(spd, path_next, edge_ids,
+                                                    edge_emb)
+        else:
+            node_bias = node_bias + edge_emb[edge_ids]
+
+        if self.max_attention_distance is not None:
+            too_far = (spd < 0) | (spd > self.max_attention_distance)
+            node_bias = node_bias.masked_fill(too_far.unsqueeze(-1),
+                                              float('-inf'))
+
+        batch_size, num_nodes = node_mask.shape
+        node_bias = node_bias.permute(0, 3, 1, 2)  # [B, H, N, N]
+        virtual = self.virtual_distance.view(1, -1, 1, 1)
+        first_row = virtual.expand(batch_size, -1, 1, num_nodes + 1)
+        first_col = virtual.expand(batch_size, -1, num_nodes, 1)
+        bias = torch.cat(
+            [first_row, torch.cat([first_col, node_bias], dim=-1)], dim=-2)
+        key_mask = torch.cat([node_mask.new_ones(batch_size, 1), node_mask], 1)
+        return bias.masked_fill(~key_mask[:, None, None, :], float('-inf'))
+
+    def _multi_hop(self, spd: Tensor, path_next: Tensor, edge_ids: Tensor,
+                   edge_emb: Tensor) -> Tensor:
+        batch_size, num_nodes, _ = spd.shape
+        hops = spd.clamp(min=0)  # Unreachable pairs have no hops.
+        max_hops = min(self.multi_hop_max_dist, int(hops.max()))
+        no_edge = edge_emb.size(0) - 1
+        flat_edge_ids = edge_ids.view(batch_size, -1)
+        current = torch.arange(num_nodes, device=spd.device)
+        current = current.view(1, -1, 1).expand_as(spd)
+        hop_edges = []
+        for hop in range(max_hops):
+            active = hops > hop
+            step = path_next.gather(1, current)  # path_next[b, current, j]
+            step = torch.where(active, step, current)
+            edge = flat_edge_ids.gather(
+                1, (current * num_nodes + step).view(batch_size, -1))
+            hop_edges.append(
+                torch.where(active, edge.view_as(spd), no_edge))
+            current = step
+        if max_hops == 0:
+            return edge_emb.new_zeros(*spd.shape, self.num_heads)
+        per_hop = edge_emb[torch.stack(hop_edges, dim=-1)]  # [B, N, N, K, H]
+        summed = torch.einsum('bijkh,khg->bijg', per_hop,
+                              self.hop_weight[:max_hops])
+        return summed / hops.clamp(1, max_hops).unsqueeze(-1).to(summed.dtype)
+
+    def __repr__(self) -> str:
+        return (f'{self.__class__.__name__}(heads={self.num_heads}, '
+                f'edge_encoding={self.edge_encoding!r}, '
+                f'multi_hop_max_dist={self.multi_hop_max_dist}, '
+                f'max_distance={self.max_distance})')
+
+
+def dense_shortest_paths(data: Data, node_mask: Tensor) -> tuple[Tensor,
+                                                                  Tensor]:
+    r"""Scatters the flat per-graph :obj:`spd` and :obj:`path_next` of a batch
+    into padded :obj:`[batch_size, N, N]` long tensors (node ids local to each
+    graph; :obj:`-1` for unreachable and padded pairs)."""
+    if getattr(data, 'spd', None) is None or getattr(data, 'path_next',
+                                                     None) is None:
+        raise ValueError(
+            "The graphs have no 'spd'/'path_next': build the dataset with "
+            "pre_transform=graphormer_sepnorm.transforms.AddShortestPaths()")
+    batch_size, num_nodes = node_mask.shape
+    nodes_per_graph = node_mask.sum(dim=1)
+    pairs_per_graph = nodes_per_graph * nodes_per_graph
+    if data.spd.numel() != data.path_next.numel() or (
+            data.spd.numel() != int(pairs_per_graph.sum())):
+        raise ValueError(
+            "'spd'/'path_next' do not hold num_nodes**2 entries per graph; "
+            "the nodes were changed after AddShortestPaths ran. Apply "
+            "AddShortestPaths last (after any transform that adds or drops "
+            "nodes)")
+    graph = torch.repeat_interleave(
+        torch.arange(batch_size, device=node_mask.device), pairs_per_graph,
+        output_size=data.spd.numel())
+    first_pair = torch.cumsum(pairs_per_graph, 0) - pairs_per_graph
+    local = torch.arange(data.spd.numel(), device=node_mask.device)
+    local = local - first_pair[graph]
+    size = nodes_per_graph[graph]
+    row, col = local // size, local % size
+    spd = node_mask.new_full((batch_size, num_nodes, num_nodes), -1,
+                             dtype=torch.long)
+    path_next = spd.clone()
+    spd[graph, row, col] = data.spd.long()
+    path_next[graph, row, col] = data.path_next.long()
+    return spd, path_next
+
+
+def dense_edge_ids(data: Data, node_mask: Tensor) -> Tensor:
+    r"""Padded :obj:`[batch_size, N, N]` map from a node pair to the index of
+    its edge in :obj:`data.edge_index` (:obj:`num_edges` where there is
+    none)."""
+    batch_size, num_nodes = node_mask.shape
+    num_edges = data.edge_index.size(1)
+    edge_ids = data.edge_index.new_full((batch_size, num_nodes, num_nodes),
+                                        num_edges)
+    src, dst = data.edge_index
+    graph = _node_batch(data)[src]
+    first_node = torch.cumsum(node_mask.sum(1), 0) - node_mask.sum(1)
+    offset = first_node[graph]
+    edge_ids[graph, src - offset, dst - offset] = torch.arange(
+        num_edges, device=src.device)
+    return edge_ids
+
+
+def _node_batch(data: Data) -> Tensor:
+    batch = getattr(data, 'batch', None)
+    if batch is None:
+        return torch.zeros(data.num_nodes, dtype=torch.long,
+                           device=data.edge_index.device)
+    return batch
+
+
+def _edge_attr_2d(data: Data) -> Tensor:
+    edge_attr = getattr(data, 'edge_attr', None)
+    if edge_attr is None:
+        return data.edge_index.new_zeros(data.edge_index.size(1), 1)
+    return edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr
