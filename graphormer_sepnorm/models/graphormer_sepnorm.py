@@ -127,6 +127,24 @@ class GraphormerSepNorm(Module):
         directed: bool = False,
     ) -> None:
         super().__init__()
+        # Plain values only: saved as JSON beside the weights.
+        self.config: dict[str, Any] = dict(
+            atom_vocab_sizes=[int(v) for v in atom_vocab_sizes],
+            bond_vocab_sizes=(None if bond_vocab_sizes is None else
+                              [int(v) for v in bond_vocab_sizes]),
+            out_channels=out_channels, num_layers=num_layers,
+            hidden_channels=hidden_channels, ffn_channels=ffn_channels,
+            num_heads=num_heads, dropout=dropout,
+            attention_dropout=attention_dropout,
+            activation_dropout=activation_dropout, pre_norm=pre_norm,
+            final_norm=final_norm, embedding_norm=embedding_norm, norm=norm,
+            graph_token_norm=graph_token_norm,
+            node_token_norm=node_token_norm,
+            sepnorm_positions=sepnorm_positions, edge_encoding=edge_encoding,
+            multi_hop_max_dist=multi_hop_max_dist, max_degree=max_degree,
+            max_distance=max_distance,
+            max_attention_distance=max_attention_distance,
+            max_nodes=max_nodes, directed=directed)
         _check_choice('norm', norm, ('sep', 'share'))
         _check_choice('sepnorm_positions', sepnorm_positions,
                       ('all', 'blocks', 'final'))
@@ -198,8 +216,9 @@ class GraphormerSepNorm(Module):
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> 'GraphormerSepNorm':
-        r"""Builds the model from a plain mapping (a YAML section), rejecting
-        unknown keys with the valid ones."""
+        r"""Builds the model from a plain mapping (a YAML section, or
+        :attr:`config` of another model), rejecting unknown keys with the
+        valid ones."""
         valid = list(inspect.signature(cls.__init__).parameters)[1:]
         for key in config:
             if key not in valid:

@@ -1,6 +1,7 @@
 from typing import Literal, Optional, Sequence
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 from torch.nn import Embedding, Module, Parameter
 from torch_geometric.data import Data
@@ -144,7 +145,9 @@ class GraphAttentionBias(Module):
         batch_size, num_nodes, _ = spd.shape
         hops = spd.clamp(min=0)  # Unreachable pairs have no hops.
         max_hops = min(self.multi_hop_max_dist, int(hops.max()))
-        no_edge = edge_emb.size(0) - 1
+        if max_hops == 0:
+            return edge_emb.new_zeros(*spd.shape, self.num_heads)
+        num_rows = edge_emb.size(0)  # The last row is "no edge".
         flat_edge_ids = edge_ids.view(batch_size, -1)
         current = torch.arange(num_nodes, device=spd.device)
         current = current.view(1, -1, 1).expand_as(spd)
@@ -155,14 +158,19 @@ class GraphAttentionBias(Module):
             step = torch.where(active, step, current)
             edge = flat_edge_ids.gather(
                 1, (current * num_nodes + step).view(batch_size, -1))
-            hop_edges.append(
-                torch.where(active, edge.view_as(spd), no_edge))
+            edge = torch.where(active, edge.view_as(spd), num_rows - 1)
+            # Row of this hop's table in the stacked per-hop tables below.
+            hop_edges.append(edge + hop * num_rows)
             current = step
-        if max_hops == 0:
-            return edge_emb.new_zeros(*spd.shape, self.num_heads)
-        per_hop = edge_emb[torch.stack(hop_edges, dim=-1)]  # [B, N, N, K, H]
-        summed = torch.einsum('bijkh,khg->bijg', per_hop,
-                              self.hop_weight[:max_hops])
+        # Apply each hop's matrix to the (few) edges once, then sum the rows
+        # of every pair's hops in one embedding_bag: no [B, N, N, K, H]
+        # intermediate and a fast backward.
+        per_hop_tables = torch.einsum('eh,khg->keg', edge_emb,
+                                      self.hop_weight[:max_hops])
+        summed = F.embedding_bag(
+            torch.stack(hop_edges, dim=-1).view(-1, max_hops),
+            per_hop_tables.reshape(-1, self.num_heads), mode='sum')
+        summed = summed.view(*spd.shape, self.num_heads)
         return summed / hops.clamp(1, max_hops).unsqueeze(-1).to(summed.dtype)
 
     def __repr__(self) -> str:

@@ -1,0 +1,148 @@
+r"""Model checkpoints that load without unpickling anything.
+
+A checkpoint is one `safetensors <https://huggingface.co/docs/safetensors>`_
+file: the model's state dict (weights and batch-norm running statistics) and,
+in the file's string metadata, JSON with everything needed to predict: the
+model configuration, the featurizer, the task and the target normalization,
+and the package version that wrote it.
+"""
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from . import __version__
+from .models import GraphormerSepNorm
+
+FORMAT_NAME = 'graphormer-sepnorm'
+FORMAT_VERSION = 1
+
+PathLike = Union[str, Path]
+
+
+class CheckpointError(ValueError):
+    r"""A checkpoint file is missing, unreadable or incompatible."""
+
+
+@dataclass
+class ModelCard:
+    r"""What a checkpoint says about its model, beside the weights.
+
+    Args:
+        model_config (dict): Arguments of
+            :class:`~graphormer_sepnorm.GraphormerSepNorm`.
+        featurizer (str): Name of the SMILES featurizer of the training data
+            (:obj:`"zinc"` or :obj:`"ogb"`, see
+            :func:`graphormer_sepnorm.data.featurize.get_featurizer`).
+        task (str): :obj:`"regression"` or :obj:`"binary"` (outputs are
+            logits of the positive class).
+        target_mean (float, optional): Regression targets were standardized
+            as :obj:`(y - mean) / std` for training; predictions are mapped
+            back. (default: :obj:`0.0`)
+        target_std (float, optional): See :obj:`target_mean`.
+            (default: :obj:`1.0`)
+        dataset (str, optional): Name of the training dataset.
+            (default: :obj:`""`)
+        extra (dict, optional): Anything else worth keeping (metrics, seed).
+            (default: :obj:`{}`)
+    """
+    model_config: dict[str, Any]
+    featurizer: str
+    task: str
+    target_mean: float = 0.0
+    target_std: float = 1.0
+    dataset: str = ''
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def save_model(path: PathLike, model: GraphormerSepNorm,
+               card: ModelCard) -> Path:
+    r"""Writes :obj:`model` and its :class:`ModelCard` to one safetensors
+    file and returns its path."""
+    if card.task not in ('regression', 'binary'):
+        raise ValueError(f"task must be 'regression' or 'binary', got "
+                         f"{card.task!r}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    card.model_config = dict(model.config)
+    tensors = {
+        name: tensor.detach().cpu().contiguous()
+        for name, tensor in model.state_dict().items()
+    }
+    metadata = {
+        'format': FORMAT_NAME,
+        'format_version': str(FORMAT_VERSION),
+        'package_version': __version__,
+        'card': json.dumps(asdict(card)),
+    }
+    save_file(tensors, str(path), metadata=metadata)
+    return path
+
+
+def read_card(path: PathLike) -> tuple[ModelCard, dict[str, str]]:
+    r"""Reads the :class:`ModelCard` and the raw metadata of a checkpoint
+    without loading its weights."""
+    path = _existing(path)
+    try:
+        from safetensors import safe_open
+        with safe_open(str(path), framework='pt') as f:
+            metadata = f.metadata() or {}
+    except (SafetensorError, OSError) as error:
+        raise CheckpointError(
+            f"{path} is not a readable safetensors checkpoint ({error}); "
+            f"pass a file written by graphormer_sepnorm (scripts/train.py "
+            f"writes model.safetensors in the run directory)") from error
+    if metadata.get('format') != FORMAT_NAME:
+        raise CheckpointError(
+            f"{path} is a safetensors file but not a graphormer-sepnorm model "
+            f"checkpoint (metadata format={metadata.get('format')!r}); pass "
+            f"the model.safetensors of a training run")
+    version = int(metadata.get('format_version', '0'))
+    if version > FORMAT_VERSION:
+        raise CheckpointError(
+            f"{path} was written by graphormer-sepnorm "
+            f"{metadata.get('package_version')} (checkpoint format {version}),"
+            f" newer than this installation ({__version__}, format "
+            f"{FORMAT_VERSION}); upgrade graphormer-sepnorm")
+    try:
+        card = ModelCard(**json.loads(metadata['card']))
+    except (KeyError, TypeError, json.JSONDecodeError) as error:
+        raise CheckpointError(f"{path} has a damaged model card ({error}); "
+                              f"re-export the model") from error
+    return card, metadata
+
+
+def load_model(path: PathLike,
+               map_location: Optional[Union[str, torch.device]] = 'cpu'
+               ) -> tuple[GraphormerSepNorm, ModelCard]:
+    r"""Loads a checkpoint written by :func:`save_model` (no pickle involved)
+    and returns the model in evaluation mode with its :class:`ModelCard`."""
+    card, _ = read_card(path)
+    try:
+        model = GraphormerSepNorm.from_config(card.model_config)
+    except (TypeError, ValueError) as error:
+        raise CheckpointError(
+            f"{path}: its model configuration does not fit this version of "
+            f"graphormer-sepnorm ({error})") from error
+    device = 'cpu' if map_location is None else str(map_location)
+    state = load_file(str(path), device=device)
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if missing or unexpected:
+        raise CheckpointError(
+            f"{path}: weights do not match the model configuration (missing: "
+            f"{missing[:5]}, unexpected: {unexpected[:5]}); the file is "
+            f"damaged or from an incompatible version")
+    return model.to(device).eval(), card
+
+
+def _existing(path: PathLike) -> Path:
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(
+            f"Checkpoint {path} does not exist; pass the model.safetensors "
+            f"file of a training run (see scripts/train.py)")
+    return path
