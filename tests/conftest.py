@@ -1,0 +1,61 @@
+"""Shared fixtures: real molecules from ../shared/data (see its README).
+
+Tests that need the shared data skip with a message naming the expected path
+when it is missing; CI always has it beside the checkout.
+"""
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch_geometric.data import Data
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(
+    os.environ.get('GRAPHORMER_SHARED_DATA', REPO.parent / 'shared' / 'data'))
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under the shared data folder, or a skip naming it."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"shared data not found at {path} (set "
+                    f"GRAPHORMER_SHARED_DATA to the folder holding ZINC/, "
+                    f"ZINC-proxy/, ogbg_molhiv/ and zinc250k/)")
+    return path
+
+
+def load_real_zinc(split: str = 'val', limit: int = None) -> list[Data]:
+    """Real ZINC-subset graphs (PyG featurization: x [n, 1] atom type,
+    edge_attr [E] bond type 1..3, y penalized logP)."""
+    arrays = np.load(
+        shared_path('ZINC', 'subset_partial_pyg', f'{split}_arrays.npz'))
+    x_ptr, edge_ptr = arrays['x_ptr'], arrays['edge_ptr']
+    count = len(x_ptr) - 1 if limit is None else min(limit, len(x_ptr) - 1)
+    graphs = []
+    for g in range(count):
+        nodes = slice(x_ptr[g], x_ptr[g + 1])
+        edges = slice(edge_ptr[g], edge_ptr[g + 1])
+        graphs.append(
+            Data(x=torch.from_numpy(arrays['x'][nodes]).long(),
+                 edge_index=torch.from_numpy(
+                     arrays['edge_index'][:, edges]).long(),
+                 edge_attr=torch.from_numpy(arrays['edge_attr'][edges]).long(),
+                 y=torch.tensor([float(arrays['y'][g])])))
+    return graphs
+
+
+@pytest.fixture(scope='session')
+def zinc_val_graphs() -> list[Data]:
+    return load_real_zinc('val')
+
+
+@pytest.fixture(scope='session')
+def molhiv_smiles() -> list[str]:
+    """SMILES of the MolHIV molecules, in dataset order."""
+    import gzip
+    path = shared_path('ogbg_molhiv', 'mapping', 'mol.csv.gz')
+    with gzip.open(path, 'rt') as f:
+        next(f)
+        return [line.split(',')[1] for line in f]
