@@ -1,0 +1,273 @@
+r"""The training datasets: ZINC (full and 12k subset) through
+:class:`torch_geometric.datasets.ZINC` and OGB :obj:`ogbg-molhiv` through
+:class:`ogb.graphproppred.PygGraphPropPredDataset`, both preprocessed once by
+:class:`~graphormer_sepnorm.transforms.AddShortestPaths` as a PyG
+:obj:`pre_transform` (cached on disk, so later runs start in seconds).
+
+Offline use: :func:`prepare_raw` copies the raw files from a read-only
+folder (:obj:`data.raw_source`, *e.g.* ``../shared/data/ZINC-proxy`` or
+``../shared/data/ogbg_molhiv``) into the writable root when they are missing
+there, so neither PyG nor OGB tries to download.
+
+ogb 1.3.6 loads its processed file with a bare :func:`torch.load`, which
+fails under torch >= 2.6 (:obj:`weights_only=True` by default). Instead of
+patching :func:`torch.load`, :func:`ogb_safe_load` allow-lists the four PyG
+classes the file holds, only while the dataset is being constructed.
+"""
+from __future__ import annotations
+
+import contextlib
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Optional, Sequence, Union
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    'DATASET_NAMES', 'DatasetInfo', 'dataset_info', 'dataset_dir',
+    'check_raw_source', 'prepare_raw', 'ogb_safe_load', 'GraphSplits',
+    'load_splits', 'graph_targets', 'target_statistics'
+]
+
+#: Dataset names accepted by :func:`load_splits` (config key ``data.name``).
+DATASET_NAMES = ('zinc', 'zinc_subset', 'molhiv')
+
+PathLike = Union[str, Path]
+
+ZINC_RAW_FILES = ('train.pickle', 'val.pickle', 'test.pickle', 'train.index',
+                  'val.index', 'test.index')
+MOLHIV_REQUIRED_FILES = (
+    'RELEASE_v1.txt',
+    'raw/edge.csv.gz',
+    'raw/node-feat.csv.gz',
+    'raw/edge-feat.csv.gz',
+    'raw/graph-label.csv.gz',
+    'raw/num-node-list.csv.gz',
+    'raw/num-edge-list.csv.gz',
+    'split/scaffold/train.csv.gz',
+    'split/scaffold/valid.csv.gz',
+    'split/scaffold/test.csv.gz',
+)
+MOLHIV_OPTIONAL_FILES = ('mapping/mol.csv.gz', 'mapping/README.md')
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    r"""What the trainer needs to know about a dataset.
+
+    Attributes:
+        name (str): :obj:`"zinc"`, :obj:`"zinc_subset"` or :obj:`"molhiv"`.
+        title (str): Human-readable name (stored in the model card).
+        task (str): :obj:`"regression"` or :obj:`"binary"`.
+        featurizer (str): SMILES featurizer that reproduces its graphs.
+        metric (str): :obj:`"mae"` (lower is better) or :obj:`"rocauc"`.
+        atom_vocab_sizes (list of int): Values per column of :obj:`x`.
+        bond_vocab_sizes (list of int): Values per column of
+            :obj:`edge_attr`.
+    """
+    name: str
+    title: str
+    task: str
+    featurizer: str
+    metric: str
+    atom_vocab_sizes: tuple
+    bond_vocab_sizes: tuple
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.metric == 'rocauc'
+
+
+def dataset_info(name: str) -> DatasetInfo:
+    r"""The :class:`DatasetInfo` of :obj:`name`."""
+    if name in ('zinc', 'zinc_subset'):
+        return DatasetInfo(name, 'ZINC-subset' if name == 'zinc_subset' else
+                           'ZINC', 'regression', 'zinc', 'mae', (28, ), (4, ))
+    if name == 'molhiv':
+        from ogb.utils.features import (get_atom_feature_dims,
+                                        get_bond_feature_dims)
+        return DatasetInfo(name, 'ogbg-molhiv', 'binary', 'ogb', 'rocauc',
+                           tuple(get_atom_feature_dims()),
+                           tuple(get_bond_feature_dims()))
+    raise ValueError(f"Unknown dataset {name!r}; choose one of "
+                     f"{', '.join(DATASET_NAMES)}")
+
+
+def dataset_dir(name: str, root: PathLike) -> Path:
+    r"""Where the dataset lives under :obj:`root`: ``<root>/ZINC`` (PyG's
+    raw/ and subset|full/processed/) or ``<root>/ogbg_molhiv`` (OGB's
+    layout)."""
+    root = Path(root)
+    return root / ('ogbg_molhiv' if name == 'molhiv' else 'ZINC')
+
+
+def _source_layout(name: str, source: Path) -> tuple[Path, Sequence[str]]:
+    r"""The folder to copy from and the files it must hold. Accepts the
+    dataset folder itself or a folder holding it."""
+    if name == 'molhiv':
+        if not (source / 'RELEASE_v1.txt').exists() and (
+                source / 'ogbg_molhiv').is_dir():
+            source = source / 'ogbg_molhiv'
+        return source, MOLHIV_REQUIRED_FILES
+    for candidate in (source / 'raw', source, source / 'ZINC' / 'raw'):
+        if (candidate / ZINC_RAW_FILES[0]).exists():
+            return candidate, ZINC_RAW_FILES
+    return source / 'raw', ZINC_RAW_FILES
+
+
+def check_raw_source(name: str, source: PathLike) -> Path:
+    r"""Checks that :obj:`source` holds the raw files of :obj:`name` and
+    returns the folder to copy from; raises :class:`FileNotFoundError`
+    naming the missing path otherwise."""
+    source = Path(source)
+    if not source.is_dir():
+        raise FileNotFoundError(
+            f"raw data folder {source} does not exist; point data.raw_source "
+            f"at a folder with the raw files (e.g. ../shared/data/ZINC-proxy "
+            f"for ZINC, ../shared/data/ogbg_molhiv for MolHIV) or set it to "
+            f"null to download")
+    folder, files = _source_layout(name, source)
+    missing = [f for f in files if not (folder / f).is_file()]
+    if missing:
+        what = ('PyG ZINC raw files' if name != 'molhiv' else
+                "OGB ogbg_molhiv files")
+        raise FileNotFoundError(
+            f"{folder} lacks the {what} {', '.join(missing)}; point "
+            f"data.raw_source at a folder laid out like "
+            f"{'ZINC-proxy/ (raw/*.pickle, raw/*.index)' if name != 'molhiv' else 'ogbg_molhiv/ (RELEASE_v1.txt, raw/, split/scaffold/)'}")
+    return folder
+
+
+def prepare_raw(name: str, root: PathLike,
+                raw_source: Optional[PathLike] = None) -> Path:
+    r"""Creates the dataset folder under :obj:`root` and, with
+    :obj:`raw_source`, copies every raw file it lacks from there (files
+    already present are kept). Returns the dataset folder."""
+    target = dataset_dir(name, root)
+    if raw_source is not None:
+        folder = check_raw_source(name, raw_source)
+        if name == 'molhiv':
+            files = list(MOLHIV_REQUIRED_FILES) + [
+                f for f in MOLHIV_OPTIONAL_FILES if (folder / f).is_file()
+            ]
+            pairs = [(folder / f, target / f) for f in files]
+        else:
+            pairs = [(folder / f, target / 'raw' / f) for f in ZINC_RAW_FILES]
+        for src, dst in pairs:
+            if not dst.exists():
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                tmp = dst.with_name(dst.name + '.part')
+                shutil.copyfile(src, tmp)  # contents only, not read-only mode
+                tmp.replace(dst)
+    elif name == 'molhiv' and target.is_dir() and not (
+            target / 'RELEASE_v1.txt').exists():
+        # ogb would stop and ask on stdin whether to delete the folder.
+        raise FileNotFoundError(
+            f"{target} exists but has no RELEASE_v1.txt, so ogb would ask "
+            f"whether to delete it; remove the folder or set data.raw_source")
+    target.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+@contextlib.contextmanager
+def ogb_safe_load() -> Iterator[None]:
+    r"""Lets :func:`torch.load` (with :obj:`weights_only=True`, the default
+    since torch 2.6) read an OGB processed file, which pickles a PyG
+    :class:`~torch_geometric.data.Data`: the PyG classes it holds are
+    allow-listed only inside this block; :func:`torch.load` itself and the
+    global allow-list are left as they were."""
+    from torch_geometric.data import Data
+    from torch_geometric.data.data import DataEdgeAttr, DataTensorAttr
+    from torch_geometric.data.storage import GlobalStorage
+    with torch.serialization.safe_globals(
+        [Data, DataEdgeAttr, DataTensorAttr, GlobalStorage]):
+        yield
+
+
+@dataclass
+class GraphSplits:
+    r"""The train, validation and test splits of a dataset (PyG in-memory
+    datasets, possibly index views) and its :class:`DatasetInfo`."""
+    train: object
+    val: object
+    test: object
+    info: DatasetInfo
+
+    def __getitem__(self, split: str):
+        return {'train': self.train, 'val': self.val, 'test': self.test}[split]
+
+
+def _shortest_paths(max_nodes: int):
+    from ..transforms import AddShortestPaths
+    return AddShortestPaths(max_nodes=max_nodes)
+
+
+def load_splits(name: str, root: PathLike, max_nodes: int = 512,
+                raw_source: Optional[PathLike] = None,
+                limit_train: Optional[int] = None,
+                limit_val: Optional[int] = None,
+                limit_test: Optional[int] = None) -> GraphSplits:
+    r"""Loads (preprocessing on first use) the three splits of :obj:`name`.
+
+    Args:
+        name (str): One of :data:`DATASET_NAMES`.
+        root (str or Path): Writable data root.
+        max_nodes (int, optional): Passed to :class:`AddShortestPaths`.
+        raw_source (str or Path, optional): Folder the raw files are copied
+            from when the root lacks them (see :func:`prepare_raw`).
+        limit_train, limit_val, limit_test (int, optional): Keep only the
+            first N graphs of a split.
+    """
+    info = dataset_info(name)
+    target = prepare_raw(name, root, raw_source)
+    pre_transform = _shortest_paths(max_nodes)
+    if name == 'molhiv':
+        from ogb.graphproppred import PygGraphPropPredDataset
+        with ogb_safe_load():
+            dataset = PygGraphPropPredDataset('ogbg-molhiv',
+                                              root=str(target.parent),
+                                              pre_transform=pre_transform)
+        index = dataset.get_idx_split()
+        splits = [dataset[index[s]] for s in ('train', 'valid', 'test')]
+    else:
+        from torch_geometric.datasets import ZINC
+        splits = [
+            ZINC(str(target), subset=name == 'zinc_subset', split=s,
+                 pre_transform=pre_transform) for s in ('train', 'val', 'test')
+        ]
+    limited = []
+    for dataset, limit in zip(splits, (limit_train, limit_val, limit_test)):
+        if limit is not None and limit < len(dataset):
+            dataset = dataset[:limit]
+        limited.append(dataset)
+    return GraphSplits(*limited, info=info)
+
+
+def graph_targets(dataset) -> Tensor:
+    r"""The targets :obj:`y` of every graph of an in-memory dataset (or an
+    index view of one), stacked as :obj:`[num_graphs, ...]`, read from the
+    collated storage without building each graph."""
+    data = dataset._data
+    slices = dataset.slices['y']
+    num_total = slices.numel() - 1
+    sizes = slices[1:] - slices[:-1]
+    indices = dataset.indices()
+    if isinstance(indices, range):
+        indices = torch.arange(indices.start, indices.stop, indices.step)
+    indices = torch.as_tensor(indices, dtype=torch.long)
+    if bool((sizes == 1).all()):
+        return data.y.view(num_total, *data.y.shape[1:])[indices]
+    return torch.stack([dataset[int(i)].y for i in range(len(dataset))])
+
+
+def target_statistics(dataset) -> tuple[float, float]:
+    r"""Mean and standard deviation of the targets of :obj:`dataset` (the
+    training split), as used to standardize regression targets."""
+    y = graph_targets(dataset).double().view(-1)
+    y = y[torch.isfinite(y)]
+    if y.numel() < 2:
+        return float(y.mean()) if y.numel() else 0.0, 1.0
+    std = float(y.std())
+    return float(y.mean()), (std if std > 0 else 1.0)

@@ -1,0 +1,179 @@
+r"""Command-line entry points behind ``scripts/train.py`` and
+``scripts/evaluate.py``."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+import yaml
+
+from .config import (DATA_ROOT_ENV, ConfigError, load_config,
+                     options_markdown, run_dir_of)
+
+TRAIN_EPILOG = f"""\
+overrides:
+  Any config key as dotted.key=value, value parsed as YAML, e.g.
+    train.max_steps=200 data.root=/data seed=3 model.norm=share
+    optim.betas=[0.9,0.98] data.limit_train=null
+  {DATA_ROOT_ENV}=<dir> in the environment sets data.root (a data.root=
+  override still wins). List every key with --list-options.
+
+examples:
+  python scripts/train.py --config configs/zinc_subset_sepnorm.yaml
+  python scripts/train.py --config configs/zinc_subset_sepnorm.yaml \\
+      data.raw_source=../shared/data/ZINC-proxy train.max_steps=1000
+  python scripts/train.py --config configs/zinc_subset_sepnorm.yaml --resume
+  python scripts/train.py --resume runs/zinc_subset_sep_seed0 train.max_steps=2000
+  torchrun --nproc_per_node 4 scripts/train.py --config configs/molhiv_sepnorm.yaml \\
+      train.strategy=ddp train.devices=4
+"""
+
+
+def train_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog='train.py',
+        description='Train GraphormerSepNorm from a YAML config (Lightning): '
+        'writes config.yaml, checkpoints/{last,best}.ckpt, model.safetensors,'
+        ' metrics.csv, curves.png and results.json into '
+        '<output_dir>/<run_name>.',
+        epilog=TRAIN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--config', type=Path, help='YAML config file '
+                        '(configs/*.yaml). Optional with --resume RUN_DIR, '
+                        'which reads RUN_DIR/config.yaml.')
+    parser.add_argument('--resume', nargs='?', const=True, default=False,
+                        metavar='RUN_DIR', help='Continue from '
+                        '<run dir>/checkpoints/last.ckpt. Without a value, '
+                        'the run directory of the config; with RUN_DIR, that '
+                        'directory (its saved config.yaml is the base).')
+    parser.add_argument('--print-config', action='store_true',
+                        help='Print the resolved config and exit (no data '
+                        'is touched).')
+    parser.add_argument('--list-options', action='store_true',
+                        help='Print every config key (markdown table) and '
+                        'exit.')
+    parser.add_argument('overrides', nargs='*', metavar='KEY=VALUE',
+                        help='Config overrides (see below).')
+    return parser
+
+
+def resolve_train_args(args: argparse.Namespace) -> tuple[dict, bool]:
+    r"""The validated config and whether to resume, from parsed arguments
+    (raises :class:`ConfigError`)."""
+    overrides = list(args.overrides)
+    resume = args.resume
+    if isinstance(resume, str) and '=' in resume and not Path(resume).is_dir():
+        # "--resume key=value": argparse took an override as RUN_DIR.
+        overrides.insert(0, resume)
+        resume = True
+    if isinstance(resume, str):
+        run_dir = Path(resume)
+        if run_dir.name == 'last.ckpt' and run_dir.parent.name == 'checkpoints':
+            run_dir = run_dir.parent.parent
+        saved = run_dir / 'config.yaml'
+        if not saved.is_file():
+            raise ConfigError(f"--resume {run_dir}: {saved} does not exist; "
+                              f"pass a run directory written by train.py")
+        with open(saved) as f:
+            base = yaml.safe_load(f)
+        config = load_config(args.config, overrides, base=base)
+        config['output_dir'] = str(run_dir.parent)
+        config['run_name'] = run_dir.name
+        return config, True
+    if args.config is None:
+        raise ConfigError("Pass --config <file.yaml> (e.g. "
+                          "configs/zinc_subset_sepnorm.yaml), or --resume "
+                          "<run dir>")
+    return load_config(args.config, overrides), bool(resume)
+
+
+def train_main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = train_parser()
+    args = parser.parse_args(argv)
+    if args.list_options:
+        print(options_markdown())
+        return 0
+    try:
+        config, resume = resolve_train_args(args)
+        if args.print_config:
+            print(yaml.safe_dump(config, sort_keys=False), end='')
+            return 0
+        from .trainer import check_run_dir
+        check_run_dir(config, resume)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    from .lit_module import NonFiniteLossError
+    from .trainer import train
+    try:
+        results = train(config, resume=resume)
+    except NonFiniteLossError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 3
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if results is not None:
+        print(json.dumps({k: results[k] for k in (
+            'dataset', 'norm', 'seed', 'steps', 'metric', 'best_val_metric',
+            'best_epoch', 'test_metric_at_best_val', 'wall_time_s',
+            'throughput_graphs_per_s', 'run_dir')}, indent=2))
+    return 0
+
+
+def evaluate_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog='evaluate.py',
+        description='Re-evaluate a trained model (model.safetensors or a run '
+        'directory) on a split of its dataset and print the metric (ZINC: '
+        'MAE, MolHIV: ROC-AUC) as JSON.',
+        epilog='example: python scripts/evaluate.py --checkpoint '
+        'runs/zinc_subset_sep_seed0 --split test --data.root data')
+    parser.add_argument('--checkpoint', required=True, type=Path,
+                        help='model.safetensors, or a run directory holding '
+                        'one.')
+    parser.add_argument('--split', default='test',
+                        choices=('train', 'val', 'test'),
+                        help='Split to evaluate (default: test).')
+    parser.add_argument('--data.root', dest='data_root', default=None,
+                        help='Data root (default: the one used in training; '
+                        f'{DATA_ROOT_ENV} also works).')
+    parser.add_argument('--data.raw_source', dest='raw_source', default=None,
+                        help='Folder to copy raw files from when the root '
+                        'lacks them.')
+    parser.add_argument('--full', action='store_true',
+                        help="Ignore the run's data.limit_* settings and use "
+                        'the whole split.')
+    parser.add_argument('--batch-size', type=int, default=256,
+                        help='Graphs per batch (default: 256).')
+    parser.add_argument('--device', default='cpu',
+                        help='cpu or cuda[:i] (default: cpu).')
+    return parser
+
+
+def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
+    import os
+
+    from .evaluate import evaluate_checkpoint, resolve_checkpoint
+    args = evaluate_parser().parse_args(argv)
+    overrides = {}
+    root = args.data_root or os.environ.get(DATA_ROOT_ENV)
+    if root:
+        overrides['root'] = root
+    if args.raw_source:
+        overrides['raw_source'] = args.raw_source
+    try:
+        resolve_checkpoint(args.checkpoint)
+        if args.raw_source and not Path(args.raw_source).is_dir():
+            raise FileNotFoundError(f"--data.raw_source {args.raw_source} "
+                                    f"does not exist")
+        result = evaluate_checkpoint(args.checkpoint, args.split, overrides,
+                                     args.batch_size, args.device, args.full)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=2))
+    return 0

@@ -1,0 +1,324 @@
+r"""From a validated configuration to a trained, evaluated run directory.
+
+A run directory (``<output_dir>/<run_name>``) holds::
+
+    config.yaml            the fully resolved configuration
+    checkpoints/last.ckpt  latest state (every train.checkpoint_every_n_steps
+                           steps and at every validation); --resume reads it
+    checkpoints/best.ckpt  state at the best validation metric
+    model.safetensors      the best model with its ModelCard (no pickle)
+    metrics.csv            one row per validation epoch
+    curves.png             learning curves
+    results.json           summary (best validation, test at best, ...)
+    logs/                  Lightning CSV logs (and TensorBoard if enabled)
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import warnings
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import torch
+
+from .config import ConfigError, dump_config, run_dir_of
+
+__all__ = ['train', 'build_trainer', 'finalize_run', 'hardware_name',
+           'RunDirError']
+
+PathLike = Union[str, Path]
+
+
+class RunDirError(ConfigError):
+    r"""The run directory does not fit the request (exists without
+    --resume, or has nothing to resume)."""
+
+
+def hardware_name(accelerator: str) -> str:
+    r"""GPU name, or the CPU model name and core count."""
+    if accelerator in ('cuda', 'gpu') and torch.cuda.is_available():
+        return torch.cuda.get_device_name(torch.cuda.current_device())
+    name = platform.processor() or 'CPU'
+    try:
+        with open('/proc/cpuinfo') as f:
+            for line in f:
+                if line.startswith('model name'):
+                    name = line.split(':', 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{name} ({os.cpu_count()} cores)"
+
+
+def _resolved_accelerator(config: dict) -> str:
+    accelerator = config['train']['accelerator']
+    if accelerator == 'auto':
+        return 'cuda' if torch.cuda.is_available() else 'cpu'
+    return 'cuda' if accelerator == 'gpu' else accelerator
+
+
+def _precision(config: dict, accelerator: str) -> str:
+    precision = config['train']['precision']
+    if precision != 'auto':
+        return precision
+    if accelerator == 'cuda' and torch.cuda.is_bf16_supported():
+        return 'bf16-mixed'
+    return '32-true'
+
+
+def check_run_dir(config: dict, resume: bool) -> Path:
+    r"""The run directory, checked before any work: a fresh run refuses a
+    directory that already holds checkpoints; a resume needs
+    ``checkpoints/last.ckpt``."""
+    run_dir = run_dir_of(config)
+    last = run_dir / 'checkpoints' / 'last.ckpt'
+    if resume and not last.is_file():
+        raise RunDirError(
+            f"Nothing to resume: {last} does not exist; start the run "
+            f"without --resume, or pass the run directory that holds "
+            f"checkpoints/last.ckpt")
+    if not resume and last.is_file() and _is_rank_zero():
+        raise RunDirError(
+            f"Run directory {run_dir} already holds checkpoints; continue it "
+            f"with --resume, or choose another run_name=... / output_dir=...")
+    return run_dir
+
+
+def _is_rank_zero() -> bool:
+    from lightning.pytorch.utilities.rank_zero import rank_zero_only
+    return getattr(rank_zero_only, 'rank', 0) == 0
+
+
+def _final_step_checkpoint_class():
+    from lightning.pytorch.callbacks import Callback
+
+    class FinalStepCheckpoint(Callback):
+        r"""Writes last.ckpt after the step that reaches max_steps (at the
+        same point of the loop as ModelCheckpoint's step-interval saves, so
+        a longer run resumes from it exactly)."""
+        def __init__(self, path: Path) -> None:
+            self.path = Path(path)
+
+        def on_train_batch_end(self, trainer, pl_module, outputs, batch,
+                               batch_idx) -> None:
+            if 0 < trainer.max_steps <= trainer.global_step:
+                trainer.save_checkpoint(str(self.path))
+
+    return FinalStepCheckpoint
+
+
+def build_trainer(config: dict, run_dir: Path):
+    r"""The Lightning :class:`~lightning.pytorch.Trainer` and the two
+    :class:`~lightning.pytorch.callbacks.ModelCheckpoint` callbacks (best,
+    last) for :obj:`config`."""
+    from lightning.pytorch import Trainer
+    from lightning.pytorch.callbacks import LearningRateMonitor, ModelCheckpoint
+    from lightning.pytorch.loggers import CSVLogger
+
+    from ..data.datasets import dataset_info
+    from .sync_norm import CPUSyncBatchNorm
+    FinalStepCheckpoint = _final_step_checkpoint_class()
+
+    t = config['train']
+    info = dataset_info(config['data']['name'])
+    ckpt_dir = run_dir / 'checkpoints'
+    best = ModelCheckpoint(dirpath=ckpt_dir, filename='best',
+                           monitor='val/metric',
+                           mode='max' if info.higher_is_better else 'min',
+                           save_top_k=1, auto_insert_metric_name=False,
+                           enable_version_counter=False, save_last=True)
+    last = ModelCheckpoint(dirpath=ckpt_dir, filename='last', monitor=None,
+                           save_top_k=0, save_last=True,
+                           every_n_train_steps=t['checkpoint_every_n_steps'],
+                           enable_version_counter=False)
+    loggers: list = [CSVLogger(save_dir=str(run_dir), name='logs', version='')]
+    if t['tensorboard']:
+        try:
+            from lightning.pytorch.loggers import TensorBoardLogger
+            loggers.append(TensorBoardLogger(save_dir=str(run_dir),
+                                             name='logs', version='tb'))
+        except ModuleNotFoundError as error:  # pragma: no cover
+            raise ConfigError(f"train.tensorboard=true needs the tensorboard "
+                              f"package ({error}); pip install tensorboard")
+    callbacks = [best, last, FinalStepCheckpoint(ckpt_dir / 'last.ckpt'),
+                 LearningRateMonitor(logging_interval='step')]
+    accelerator = _resolved_accelerator(config)
+    kwargs: dict[str, Any] = {}
+    if accelerator == 'cpu':
+        # torch.nn.SyncBatchNorm refuses CPU tensors: sync through gloo.
+        kwargs['plugins'] = [CPUSyncBatchNorm()]
+    else:
+        kwargs['sync_batchnorm'] = True
+    deterministic = {'true': True, 'false': False, 'warn': 'warn'}[
+        t['deterministic']]
+    trainer = Trainer(
+        default_root_dir=str(run_dir),
+        accelerator=t['accelerator'],
+        devices=t['devices'],
+        strategy=t['strategy'],
+        num_nodes=t['num_nodes'],
+        precision=_precision(config, accelerator),
+        max_steps=t['max_steps'] if t['max_steps'] is not None else -1,
+        max_epochs=t['max_epochs'] if t['max_epochs'] is not None else -1,
+        gradient_clip_val=t['gradient_clip_val'],
+        check_val_every_n_epoch=t['check_val_every_n_epoch'],
+        log_every_n_steps=t['log_every_n_steps'],
+        num_sanity_val_steps=t['num_sanity_val_steps'],
+        enable_progress_bar=t['progress_bar'],
+        deterministic=deterministic,
+        use_distributed_sampler=False,  # GraphBatchLoader shards itself
+        callbacks=callbacks,
+        logger=loggers,
+        **kwargs,
+    )
+    return trainer, best, last
+
+
+def train(config: dict, resume: bool = False) -> Optional[dict]:
+    r"""Trains as :obj:`config` says and writes the run directory.
+
+    Args:
+        config (dict): A validated configuration.
+        resume (bool, optional): Continue from
+            ``<run dir>/checkpoints/last.ckpt`` (exactly: same batches, same
+            random numbers, same schedule).
+
+    Returns:
+        The :obj:`results.json` content on global rank 0, :obj:`None` on
+        the other ranks.
+
+    Raises:
+        NonFiniteLossError: The loss became NaN/inf (the last good
+            checkpoint is kept).
+    """
+    import lightning
+    from lightning.pytorch.utilities.rank_zero import rank_zero_only
+
+    from ..data.datamodule import GraphDataModule
+    from .lit_module import GraphormerLitModule
+
+    run_dir = check_run_dir(config, resume)
+    lightning.seed_everything(config['seed'], workers=True)
+    if rank_zero_only.rank == 0:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        dump_config(config, run_dir / 'config.yaml')
+    datamodule = GraphDataModule(config['data'], seed=config['seed'])
+    module = GraphormerLitModule(config,
+                                 metrics_file=str(run_dir / 'metrics.csv'))
+    trainer, best_cb, _ = build_trainer(config, run_dir)
+    ckpt_path = str(run_dir / 'checkpoints' / 'last.ckpt') if resume else None
+    with warnings.catch_warnings():
+        warnings.filterwarnings('ignore', message='.*does not have many '
+                                'workers.*')
+        # Resume loads with weights_only=True: the checkpoint holds tensors
+        # and plain Python values only, nothing is unpickled beyond those.
+        trainer.fit(module, datamodule=datamodule, ckpt_path=ckpt_path,
+                    weights_only=True)
+    if not trainer.is_global_zero:
+        return None
+    return finalize_run(config, run_dir, module, trainer, best_cb)
+
+
+def finalize_run(config: dict, run_dir: Path, module, trainer,
+                 best_cb) -> dict:
+    r"""Writes :obj:`model.safetensors` (best model), :obj:`metrics.csv`,
+    :obj:`curves.png` and :obj:`results.json`; returns the results."""
+    from ..checkpoint import ModelCard, save_model
+    from ..models import GraphormerSepNorm
+    from .lit_module import write_history
+    from .plots import plot_curves
+
+    info = module.info
+    metric = info.metric
+    best_path = Path(best_cb.best_model_path or run_dir / 'checkpoints' /
+                     'best.ckpt')
+    model = GraphormerSepNorm.from_config(module.model.config)
+    if best_path.is_file():
+        state = torch.load(best_path, map_location='cpu',
+                           weights_only=True)['state_dict']
+        weights = {k[len('model.'):]: v for k, v in state.items()
+                   if k.startswith('model.')}
+        model.load_state_dict(weights)
+    else:  # no validation ran: keep the final weights
+        model.load_state_dict(module.model.state_dict())
+        best_path = None
+    best = module.best_row()
+    history = module.history
+    write_history(history, run_dir / 'metrics.csv', metric)
+    if history:
+        plot_curves(history, run_dir / 'curves.png', metric,
+                    title=f"{info.title}, norm={config['model']['norm']}, "
+                    f"seed={config['seed']}")
+    world_size = trainer.world_size
+    train_graphs = module.train_graphs * world_size
+    throughput = (train_graphs / module.train_time_s
+                  if module.train_time_s > 0 else math.nan)
+    accelerator = _resolved_accelerator(config)
+    results = {
+        'dataset': info.name,
+        'dataset_title': info.title,
+        'norm': config['model']['norm'],
+        'seed': config['seed'],
+        'run_dir': str(run_dir),
+        'num_parameters': sum(p.numel() for p in model.parameters()),
+        'steps': int(trainer.global_step),
+        'epochs_completed': len(history),
+        'wall_time_s': module.wall_time_s,
+        'train_time_s': module.train_time_s,
+        'metric': metric,
+        'higher_is_better': info.higher_is_better,
+        'best_val_metric': best[f'val_{metric}'] if best else None,
+        'best_epoch': best['epoch'] if best else None,
+        'best_step': best['step'] if best else None,
+        'test_metric_at_best_val': best[f'test_{metric}'] if best else None,
+        'final_val_metric': history[-1][f'val_{metric}'] if history else None,
+        'final_test_metric': (history[-1][f'test_{metric}']
+                              if history else None),
+        'final_train_loss': history[-1]['train_loss'] if history else None,
+        'target_mean': module.target_mean,
+        'target_std': module.target_std,
+        'throughput_graphs_per_s': throughput,
+        'train_graphs_seen': train_graphs,
+        'hardware': {
+            'accelerator': accelerator,
+            'device_name': hardware_name(accelerator),
+            'world_size': world_size,
+            'precision': str(trainer.precision),
+            'torch': torch.__version__,
+        },
+        'best_checkpoint': str(best_path) if best_path else None,
+        'model_file': str(run_dir / 'model.safetensors'),
+    }
+    card = ModelCard(
+        model_config=dict(model.config), featurizer=info.featurizer,
+        task=info.task, target_mean=float(module.target_mean),
+        target_std=float(module.target_std), dataset=info.title,
+        extra={
+            'data': {k: config['data'][k]
+                     for k in ('name', 'root', 'raw_source', 'max_nodes',
+                               'limit_train', 'limit_val', 'limit_test')},
+            'metric': metric,
+            'best_val_metric': results['best_val_metric'],
+            'test_metric_at_best_val': results['test_metric_at_best_val'],
+            'best_epoch': results['best_epoch'],
+            'best_step': results['best_step'],
+            'seed': config['seed'],
+            'run_name': run_dir.name,
+        })
+    save_model(run_dir / 'model.safetensors', model, card)
+    with open(run_dir / 'results.json', 'w') as f:
+        json.dump(_json_safe(results), f, indent=2)
+    return results
+
+
+def _json_safe(value):
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
