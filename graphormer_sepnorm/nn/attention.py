@@ -46,11 +46,32 @@ class BiasedMultiheadAttention(Module):
         batch_size, length, _ = x.shape
         qkv = self.qkv(x).view(batch_size, length, 3, self.num_heads, -1)
         query, key, value = qkv.permute(2, 0, 3, 1, 4).unbind(0)
-        out = F.scaled_dot_product_attention(
-            query, key, value, attn_mask=bias.to(query.dtype),
-            dropout_p=self.dropout if self.training else 0.0)
+        bias = bias.to(query.dtype)
+        if x.device.type == 'cpu' and self.training and self.dropout > 0:
+            out = self._cpu_attention_with_dropout(query, key, value, bias)
+        else:
+            out = F.scaled_dot_product_attention(
+                query, key, value, attn_mask=bias,
+                dropout_p=self.dropout if self.training else 0.0)
         out = out.transpose(1, 2).reshape(batch_size, length, self.channels)
         return self.out(out)
+
+    def _cpu_attention_with_dropout(self, query: Tensor, key: Tensor,
+                                    value: Tensor, bias: Tensor) -> Tensor:
+        # The same maths as scaled_dot_product_attention, whose CPU kernels
+        # fall back to an unfused path with dropout: one baddbmm adds the
+        # bias and scales in the matrix product, and the softmax needs no
+        # fully-masked-row guard (the graph token is never masked).
+        batch_size, heads, length, head_dim = query.shape
+        flat = batch_size * heads
+        scores = torch.baddbmm(
+            bias.reshape(flat, length, length),
+            query.reshape(flat, length, head_dim),
+            key.reshape(flat, length, head_dim).transpose(1, 2),
+            alpha=head_dim**-0.5)
+        weights = F.dropout(scores.softmax(dim=-1), self.dropout, True)
+        out = torch.bmm(weights, value.reshape(flat, length, head_dim))
+        return out.view(batch_size, heads, length, head_dim)
 
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}({self.channels}, '

@@ -142,33 +142,46 @@ class GraphAttentionBias(Module):
     def _multi_hop(self, spd: Tensor, path_next: Tensor, edge_ids: Tensor,
                    edge_emb: Tensor) -> Tensor:
         batch_size, num_nodes, _ = spd.shape
-        hops = spd.clamp(min=0)  # Unreachable pairs have no hops.
+        hops = spd.clamp(min=0)  # Unreachable and padded pairs: no hops.
         max_hops = min(self.multi_hop_max_dist, int(hops.max()))
         if max_hops == 0:
             return edge_emb.new_zeros(*spd.shape, self.num_heads)
-        num_rows = edge_emb.size(0)  # The last row is "no edge".
-        flat_edge_ids = edge_ids.view(batch_size, -1)
-        current = torch.arange(num_nodes, device=spd.device)
-        current = current.view(1, -1, 1).expand_as(spd)
-        hop_edges = []
+        num_rows = edge_emb.size(0)
+        # Walk the paths on the list of pairs that still have hops left, so
+        # that only real (pair, hop, edge) triples are ever gathered: padding,
+        # unreachable pairs and hops past a pair's distance (most of a dense
+        # [B, N, N, K] layout) cost nothing, forward or backward.
+        flat_hops = hops.view(-1)
+        pair = flat_hops.nonzero().view(-1)  # Flat index into [B, N, N].
+        graph = pair // (num_nodes * num_nodes)
+        target = pair % num_nodes
+        current = (pair // num_nodes) % num_nodes
+        left = flat_hops[pair]
+        flat_next = path_next.view(-1)
+        flat_edges = edge_ids.view(-1)
+        pairs, rows = [], []
         for hop in range(max_hops):
-            active = hops > hop
-            step = path_next.gather(1, current)  # path_next[b, current, j]
-            step = torch.where(active, step, current)
-            edge = flat_edge_ids.gather(
-                1, (current * num_nodes + step).view(batch_size, -1))
-            edge = torch.where(active, edge.view_as(spd), num_rows - 1)
+            base = graph * (num_nodes * num_nodes)
+            step = flat_next[base + current * num_nodes + target]
+            pairs.append(pair)
             # Row of this hop's table in the stacked per-hop tables below.
-            hop_edges.append(edge + hop * num_rows)
-            current = step
-        # Apply each hop's matrix to the (few) edges once, then gather and
-        # sum the rows of every pair's hops. index_select's backward is an
-        # index_add (embedding_bag's sorts all B*N*N*K indices: 3x slower).
+            rows.append(flat_edges[base + current * num_nodes + step] +
+                        hop * num_rows)
+            keep = left > hop + 1
+            if hop + 1 == max_hops or not bool(keep.any()):
+                break
+            pair, graph, target, left = (pair[keep], graph[keep],
+                                         target[keep], left[keep])
+            current = step[keep]
+        # Apply each hop's matrix to the (few) edges once, then gather the
+        # rows of every triple and add them up per pair (backward: one gather
+        # and one small index_add into the tables).
         per_hop_tables = torch.einsum('eh,khg->keg', edge_emb,
                                       self.hop_weight[:max_hops])
-        rows = torch.stack(hop_edges, dim=-1).view(-1)
-        summed = per_hop_tables.reshape(-1, self.num_heads).index_select(
-            0, rows).view(-1, max_hops, self.num_heads).sum(dim=1)
+        values = per_hop_tables.reshape(-1, self.num_heads).index_select(
+            0, torch.cat(rows))
+        summed = values.new_zeros(flat_hops.numel(), self.num_heads)
+        summed = summed.index_add(0, torch.cat(pairs), values)
         summed = summed.view(*spd.shape, self.num_heads)
         return summed / hops.clamp(1, max_hops).unsqueeze(-1).to(summed.dtype)
 
