@@ -346,6 +346,44 @@ def _zinc_atom_ids(mol: Chem.Mol, text: str) -> list[int]:
     return ids
 
 
+def _zinc_bond_matrix(mol: Chem.Mol, num_nodes: int) -> np.ndarray | None:
+    r"""The ZINC bond type ids of :obj:`mol` as a :obj:`[num_nodes,
+    num_nodes]` int64 matrix (:obj:`0`: no bond), computed from RDKit's
+    bond-order adjacency matrices (a few microseconds in C++ instead of
+    Python calls per bond), with the same Kekulé placement as
+    :func:`_zinc_bonds`. Returns :obj:`None` when a bond order is not single,
+    double, triple or aromatic (the caller then takes the per-bond path,
+    which raises the error)."""
+    order = Chem.GetAdjacencyMatrix(mol, useBO=True, force=True)
+    aromatic = order == 1.5
+    if not ((order == 0) | (order == 1) | (order == 2) | (order == 3)
+            | aromatic).all() or \
+            np.count_nonzero(order) != 2 * mol.GetNumBonds():
+        return None
+    types = order.astype(np.int64)
+    if not aromatic.any():
+        return types
+    kekule = Chem.Mol(mol)
+    Chem.Kekulize(kekule, clearAromaticFlags=True)
+    # force: the copy carries the cached aromatic matrix of `mol`.
+    kekule_order = Chem.GetAdjacencyMatrix(kekule, useBO=True, force=True)
+    # Atoms that carry an aromatic-ring double bond in RDKit's Kekulé form,
+    # and the aromatic bonds among them (neighbors in ascending order):
+    is_double = ((kekule_order == 2) & aromatic).any(axis=1)
+    double_atoms = np.flatnonzero(is_double).tolist()
+    among = aromatic & is_double[:, None] & is_double[None, :]
+    neighbors = {i: np.flatnonzero(among[i]).tolist() for i in double_atoms}
+    partner = _match_double_bonds(double_atoms, neighbors)
+    if partner is None:  # Cannot happen for sanitized molecules.
+        types[aromatic] = kekule_order[aromatic].astype(np.int64)
+        return types
+    types[aromatic] = 1
+    if partner:
+        ends = np.array(list(partner.items()), dtype=np.int64)
+        types[ends[:, 0], ends[:, 1]] = 2
+    return types
+
+
 def _zinc_graph_arrays(
     smiles: str,
     max_nodes: int | None = None,
@@ -357,13 +395,21 @@ def _zinc_graph_arrays(
     mol = _parse_smiles(smiles, max_nodes)
     text = smiles.strip()
     atom_ids = _zinc_atom_ids(mol, text)
+    num_nodes = len(atom_ids)
+    x = np.array(atom_ids, dtype=np.int64)
+    # Dative bonds ('->', '<-') read as single in the bond-order matrix:
+    types = (None if '>' in text or '<' in text else
+             _zinc_bond_matrix(mol, num_nodes))
+    if types is not None:
+        # Row-major nonzeros: both directions, sorted by row then column
+        # like torch_geometric.utils.coalesce.
+        row, col = np.nonzero(types)
+        return x, np.stack([row, col]).astype(np.int64), types[row, col]
+
     try:
         begin, end, bond_types = _zinc_bonds(mol)
     except FeaturizationError as e:
         raise FeaturizationError(f'SMILES {text!r}: {e}') from None
-
-    num_nodes = len(atom_ids)
-    x = np.array(atom_ids, dtype=np.int64)
     if len(bond_types) > 0:
         # Both directions, sorted by row then column (no duplicate bonds, so
         # this is what torch_geometric.utils.coalesce returns).
