@@ -165,12 +165,15 @@ class Predictor:
                         ) -> 'Predictor':
         r"""Loads a checkpoint written by
         :func:`~graphormer_sepnorm.checkpoint.save_model` (safetensors; no
-        pickle involved).
+        pickle involved): the :obj:`model.safetensors` file, or the training
+        run directory holding it.
 
         Raises:
             CheckpointError: If the file is missing, not safetensors, not a
                 graphormer-sepnorm checkpoint, or does not fit this version.
         """
+        if (Path(path) / 'model.safetensors').is_file():  # A run directory.
+            path = Path(path) / 'model.safetensors'
         model, card = load_model(path, map_location='cpu')
         return cls(model, card, device=device, source=str(path))
 

@@ -38,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
         'with status 2 and a one-line message.')
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument('--checkpoint', metavar='PATH',
-                        help='model.safetensors written by scripts/train.py')
+                        help='model.safetensors written by scripts/train.py, '
+                        'or its run directory')
     source.add_argument('--model', metavar='NAME',
                         choices=sorted(BUNDLED_MODELS),
                         help=f'a bundled model: {models}')

@@ -368,7 +368,12 @@ def test_checkpoint_errors(tmp_path):
     with pytest.raises(CheckpointError, match='not a graphormer-sepnorm'):
         Predictor.from_checkpoint(foreign)
     with pytest.raises(CheckpointError):
-        Predictor.from_checkpoint(tmp_path)  # A directory.
+        Predictor.from_checkpoint(tmp_path)  # A directory without a model.
+
+
+def test_run_directory(zinc_ckpt):
+    predictor = Predictor.from_checkpoint(zinc_ckpt.parent)
+    assert predictor.source == str(zinc_ckpt)
 
 
 class _Exploit:
