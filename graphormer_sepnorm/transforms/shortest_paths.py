@@ -1,9 +1,8 @@
 from typing import Optional
 
+import numba
 import numpy as np
 import torch
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import dijkstra, floyd_warshall
 from torch_geometric.data import Data
 from torch_geometric.data.datapipes import functional_transform
 from torch_geometric.transforms import BaseTransform
@@ -15,9 +14,6 @@ UNREACHABLE = -1
 # ``spd`` and ``path_next`` are stored as int16 to keep cached datasets small
 # (MolHIV's 41k graphs hold about 33M node pairs).
 _MAX_STORABLE_NODES = torch.iinfo(torch.int16).max
-
-# Measured crossover of SciPy's Floyd-Warshall and per-node BFS (2 cores).
-_FLOYD_WARSHALL_MAX_NODES = 64
 
 
 @functional_transform('add_shortest_paths')
@@ -47,7 +43,9 @@ class AddShortestPaths(BaseTransform):
     :obj:`multi_hop_max_dist` is, and the flat layout lets PyG's own
     :class:`~torch_geometric.data.Batch` concatenate graphs of different sizes
     without a custom collate function. Paths through node :obj:`0` are kept
-    (the original Graphormer Cython code dropped them).
+    (the original Graphormer Cython code dropped them). The search is a
+    breadth-first search per node compiled with Numba (compiled once, then
+    cached on disk).
 
     Edges are taken as directed, as given in :obj:`edge_index`; PyG's
     molecular datasets store both directions of every bond.
@@ -80,35 +78,49 @@ def shortest_paths(edge_index: np.ndarray,
     r"""All-pairs hop distances and next hops of a graph, as two
     :obj:`[num_nodes, num_nodes]` int16 arrays (see :class:`AddShortestPaths`).
 
-    SciPy's compiled all-pairs search runs on the reversed graph: the
-    predecessor of :math:`i` on the path from :math:`j` there is the node after
-    :math:`i` on a shortest path from :math:`i` to :math:`j` here.
-    Floyd-Warshall has the least overhead for molecule-sized graphs;
-    breadth-first search from every node scales better beyond.
+    One breadth-first search per target node over incoming edges, compiled
+    with Numba: on a 25-atom molecule it takes a few microseconds, where
+    SciPy's all-pairs routines spend about 50 in input validation alone.
     """
-    if num_nodes == 0:
-        empty = np.zeros((0, 0), dtype=np.int16)
-        return empty, empty.copy()
+    spd = np.full((num_nodes, num_nodes), UNREACHABLE, dtype=np.int16)
+    path_next = np.full((num_nodes, num_nodes), UNREACHABLE, dtype=np.int16)
     row, col = edge_index
-    # CSR of the reversed graph built directly: a COO round trip costs more
-    # than the search itself on a 25-atom molecule.
-    order = np.argsort(col, kind='stable')
-    indptr = np.zeros(num_nodes + 1, dtype=np.int32)
-    np.cumsum(np.bincount(col, minlength=num_nodes), out=indptr[1:])
-    reversed_graph = csr_matrix(
-        (np.ones(col.shape[0]), row[order].astype(np.int32), indptr),
-        shape=(num_nodes, num_nodes))
-    search = (floyd_warshall if num_nodes <= _FLOYD_WARSHALL_MAX_NODES else
-              dijkstra)
-    dist, pred = search(reversed_graph, unweighted=True,
-                        return_predecessors=True)
-    # Transposed: [i, j] now reads "from i to j".
-    reachable = np.isfinite(dist.T)
-    path_next = pred.T.astype(np.int16, order='C')
-    path_next[~reachable] = UNREACHABLE
-    np.fill_diagonal(path_next, np.arange(num_nodes, dtype=np.int16))
-    spd = np.where(reachable, dist.T, UNREACHABLE).astype(np.int16, order='C')
+    _bfs_to_every_target(row.astype(np.int64), col.astype(np.int64),
+                         num_nodes, spd, path_next)
     return spd, path_next
+
+
+@numba.njit(cache=True, nogil=True)
+def _bfs_to_every_target(row, col, num_nodes, spd, path_next):  # noqa: ANN
+    # Incoming edges of every node (CSR by target), by counting sort.
+    indptr = np.zeros(num_nodes + 1, dtype=np.int64)
+    for target in col:
+        indptr[target + 1] += 1
+    for node in range(num_nodes):
+        indptr[node + 1] += indptr[node]
+    sources = np.empty(row.shape[0], dtype=np.int64)
+    fill = indptr[:-1].copy()
+    for edge in range(row.shape[0]):
+        sources[fill[col[edge]]] = row[edge]
+        fill[col[edge]] += 1
+    # Searching backwards from each target j, the node v through which a
+    # node u is first reached is u's next hop towards j.
+    queue = np.empty(num_nodes, dtype=np.int64)
+    for target in range(num_nodes):
+        spd[target, target] = 0
+        path_next[target, target] = target
+        queue[0] = target
+        head, tail = 0, 1
+        while head < tail:
+            node = queue[head]
+            head += 1
+            for edge in range(indptr[node], indptr[node + 1]):
+                source = sources[edge]
+                if spd[source, target] == UNREACHABLE:
+                    spd[source, target] = spd[node, target] + 1
+                    path_next[source, target] = node
+                    queue[tail] = source
+                    tail += 1
 
 
 def _checked_num_nodes(data: Data, max_nodes: int) -> int:
