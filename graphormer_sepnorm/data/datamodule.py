@@ -21,7 +21,7 @@ DataLoader or on-device gathering) and the Lightning data module.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import torch
 from torch import Tensor
@@ -182,12 +182,19 @@ class GraphBatchLoader:
         pin_memory (bool, optional): DataLoader pinning.
             (default: :obj:`False`)
         store (DeviceGraphStore, optional): Batch on this store instead.
+        epoch_fn (callable, optional): Returns the epoch when an iteration
+            starts, overriding :meth:`set_epoch` (the trainer's
+            :obj:`current_epoch`: after resuming from an end-of-epoch
+            checkpoint, Lightning 2.6 passes :meth:`set_epoch` a value one
+            ahead of it).
     """
     def __init__(self, dataset, batch_size: int, shuffle: bool, seed: int,
                  rank: int = 0, world_size: int = 1, pad: bool = True,
                  num_workers: int = 0, pin_memory: bool = False,
-                 store: Optional[DeviceGraphStore] = None) -> None:
+                 store: Optional[DeviceGraphStore] = None,
+                 epoch_fn: Optional[Callable[[], int]] = None) -> None:
         self.dataset = dataset
+        self.epoch_fn = epoch_fn
         self.batch_size = batch_size
         self.shuffle = shuffle
         self.seed = seed
@@ -220,6 +227,9 @@ class GraphBatchLoader:
         return len(self.batches(0))
 
     def __iter__(self) -> Iterator[Batch]:
+        # Runs at the first next(), i.e. once the epoch has started.
+        if self.epoch_fn is not None:
+            self.epoch = int(self.epoch_fn())
         batches = self.batches()
         skip = 0
         if self._skip is not None:
@@ -349,7 +359,12 @@ class GraphDataModule(_Base):
             num_workers=self.cfg.get('num_workers', 0),
             pin_memory=bool(self.cfg.get('pin_memory')
                             and device.type == 'cuda'),
-            store=self._store(split))
+            store=self._store(split),
+            epoch_fn=self._current_epoch if train else None)
+
+    def _current_epoch(self) -> int:
+        trainer = getattr(self, 'trainer', None)
+        return trainer.current_epoch if trainer is not None else 0
 
     def train_dataloader(self) -> GraphBatchLoader:
         return self._loader('train', train=True)

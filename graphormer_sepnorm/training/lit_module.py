@@ -124,8 +124,9 @@ class GraphormerLitModule(LightningModule):
         return self.model(batch).view(-1)
 
     def _loss(self, pred: Tensor, batch) -> Tensor:
-        y = batch.y.view(-1).to(torch.float32)
-        pred = pred.float()
+        if pred.dtype in (torch.float16, torch.bfloat16):
+            pred = pred.float()  # the loss in float32 under mixed precision
+        y = batch.y.view(-1).to(pred.dtype)
         if self.info.task == 'regression':
             return F.l1_loss(pred, (y - self.target_mean) / self.target_std)
         return F.binary_cross_entropy_with_logits(pred, y)
@@ -207,9 +208,11 @@ class GraphormerLitModule(LightningModule):
         optimizer = self.trainer.optimizers[0] if self.trainer.optimizers \
             else None
         lr = optimizer.param_groups[0]['lr'] if optimizer else math.nan
-        self.log('val/metric', val, sync_dist=False, prog_bar=True)
-        self.log(f'val/{self.metric}', val, sync_dist=False)
-        self.log(f'test/{self.metric}', test, sync_dist=False)
+        # Already global (torchmetrics gathers all ranks); sync_dist only
+        # averages equal values.
+        self.log('val/metric', val, sync_dist=True, prog_bar=True)
+        self.log(f'val/{self.metric}', val, sync_dist=True)
+        self.log(f'test/{self.metric}', test, sync_dist=True)
         row = {
             'epoch': int(self.current_epoch),
             'step': int(self.global_step),

@@ -105,7 +105,7 @@ def _final_step_checkpoint_class():
         def on_train_batch_end(self, trainer, pl_module, outputs, batch,
                                batch_idx) -> None:
             if 0 < trainer.max_steps <= trainer.global_step:
-                trainer.save_checkpoint(str(self.path))
+                trainer.save_checkpoint(str(self.path), weights_only=False)
 
     return FinalStepCheckpoint
 
@@ -210,13 +210,20 @@ def train(config: dict, resume: bool = False) -> Optional[dict]:
                                  metrics_file=str(run_dir / 'metrics.csv'))
     trainer, best_cb, _ = build_trainer(config, run_dir)
     ckpt_path = str(run_dir / 'checkpoints' / 'last.ckpt') if resume else None
-    with warnings.catch_warnings():
-        warnings.filterwarnings('ignore', message='.*does not have many '
-                                'workers.*')
-        # Resume loads with weights_only=True: the checkpoint holds tensors
-        # and plain Python values only, nothing is unpickled beyond those.
-        trainer.fit(module, datamodule=datamodule, ckpt_path=ckpt_path,
-                    weights_only=True)
+    # Lightning's deterministic flag is process-global: restore it after.
+    deterministic = (torch.are_deterministic_algorithms_enabled(),
+                     torch.is_deterministic_algorithms_warn_only_enabled())
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings('ignore', message='.*does not have many '
+                                    'workers.*')
+            # Resume loads with weights_only=True: the checkpoint holds
+            # tensors and plain Python values only.
+            trainer.fit(module, datamodule=datamodule, ckpt_path=ckpt_path,
+                        weights_only=True)
+    finally:
+        torch.use_deterministic_algorithms(deterministic[0],
+                                           warn_only=deterministic[1])
     if not trainer.is_global_zero:
         return None
     return finalize_run(config, run_dir, module, trainer, best_cb)

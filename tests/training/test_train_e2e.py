@@ -1,0 +1,235 @@
+"""Real short training runs on the ZINC-subset stand-in and a small MolHIV
+copy: through scripts/train.py (subprocess) and in-process; exact resume,
+NaN handling, on-device batching and 2-process data parallelism."""
+import csv
+import json
+import math
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from graphormer_sepnorm.checkpoint import load_model
+from graphormer_sepnorm.training.cli import evaluate_main, train_main
+from graphormer_sepnorm.training.config import load_config
+from training_helpers import (REPO, TINY_MODEL, TRAIN,
+                              molhiv_root, run_script, zinc_root)  # noqa
+
+CONFIGS = REPO / 'configs'
+
+# ZINC: 64 training graphs in batches of 16 = 4 steps per epoch.
+ZINC_SMALL = ['data.limit_train=64', 'data.limit_val=32',
+              'data.limit_test=32', 'data.batch_size=16',
+              'optim.warmup_steps=4', 'optim.lr=1e-3',
+              'train.progress_bar=false', 'train.log_every_n_steps=4',
+              *TINY_MODEL]
+RUN_FILES = ['config.yaml', 'checkpoints/last.ckpt', 'checkpoints/best.ckpt',
+             'model.safetensors', 'metrics.csv', 'curves.png', 'results.json']
+
+
+def _zinc_args(zinc_root, out, name, *extra):
+    root, source = zinc_root
+    return ['--config', str(CONFIGS / 'zinc_subset_sepnorm.yaml'),
+            f'data.root={root}', f'data.raw_source={source}',
+            f'output_dir={out}', f'run_name={name}', *ZINC_SMALL, *extra]
+
+
+def _rows(run_dir):
+    with open(run_dir / 'metrics.csv') as f:
+        return list(csv.DictReader(f))
+
+
+def _without_time(rows):
+    return [{k: v for k, v in r.items() if k != 'wall_time_s'} for r in rows]
+
+
+def _max_weight_diff(a, b):
+    wa, wb = load_file(str(a / 'model.safetensors')), load_file(
+        str(b / 'model.safetensors'))
+    assert wa.keys() == wb.keys()
+    return max((wa[k].double() - wb[k].double()).abs().max().item()
+               for k in wa)
+
+
+@pytest.fixture(scope='module')
+def zinc_run(zinc_root, tmp_path_factory):
+    """16 steps (4 epochs) through scripts/train.py, dropout on."""
+    out = tmp_path_factory.mktemp('runs')
+    result = run_script(TRAIN, *_zinc_args(zinc_root, out, 'A',
+                                           'train.max_steps=16',
+                                           'optim.total_steps=16',
+                                           'train.checkpoint_every_n_steps=5'))
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out / 'A', result
+
+
+def test_zinc_training_writes_the_run_directory(zinc_run):
+    run_dir, result = zinc_run
+    for name in RUN_FILES:
+        assert (run_dir / name).is_file(), name
+    rows = _rows(run_dir)
+    assert [int(r['epoch']) for r in rows] == list(range(4))
+    assert [int(r['step']) for r in rows] == [4, 8, 12, 16]
+    losses = [float(r['train_loss']) for r in rows]
+    assert losses[-1] < losses[0]  # the loss falls
+    results = json.loads((run_dir / 'results.json').read_text())
+    for key in ('num_parameters', 'steps', 'wall_time_s', 'best_val_metric',
+                'test_metric_at_best_val', 'throughput_graphs_per_s',
+                'target_mean', 'target_std'):
+        assert isinstance(results[key], (int, float)), key
+        assert math.isfinite(results[key]) and results[key] > 0 or \
+            key == 'target_mean', key
+    assert results['steps'] == 16 and results['dataset'] == 'zinc_subset'
+    assert results['norm'] == 'sep' and results['seed'] == 0
+    assert results['hardware']['device_name']
+    best = min(rows, key=lambda r: float(r['val_mae']))
+    assert results['best_val_metric'] == pytest.approx(float(best['val_mae']))
+    assert results['test_metric_at_best_val'] == pytest.approx(
+        float(best['test_mae']))
+    model, card = load_model(run_dir / 'model.safetensors')
+    assert card.task == 'regression' and card.featurizer == 'zinc'
+    assert card.target_std == pytest.approx(results['target_std'])
+    assert card.extra['test_metric_at_best_val'] == pytest.approx(
+        results['test_metric_at_best_val'])
+    assert model.config['num_layers'] == 1
+    assert (run_dir / 'curves.png').stat().st_size > 1000
+
+
+def test_evaluate_script_reproduces_the_test_metric(zinc_run, capsys):
+    run_dir, _ = zinc_run
+    results = json.loads((run_dir / 'results.json').read_text())
+    assert evaluate_main(['--checkpoint', str(run_dir), '--split',
+                          'test']) == 0
+    evaluated = json.loads(capsys.readouterr().out)
+    assert evaluated['metric'] == 'mae' and evaluated['num_graphs'] == 32
+    assert evaluated['value'] == pytest.approx(
+        results['test_metric_at_best_val'], rel=1e-6)
+
+
+def test_cli_resume_continues_exactly(zinc_run, zinc_root, tmp_path, capsys):
+    """Stop after 6 steps (mid-epoch), resume to 16: the same metrics and
+    weights as the uninterrupted run (CPU, same seed, dropout on). The CLI
+    runs in-process here (train_main), the reference in a subprocess."""
+    reference, _ = zinc_run
+    args = _zinc_args(zinc_root, tmp_path, 'B', 'optim.total_steps=16',
+                      'train.checkpoint_every_n_steps=5')
+    assert train_main([*args, 'train.max_steps=6']) == 0
+    assert torch.load(tmp_path / 'B' / 'checkpoints' / 'last.ckpt',
+                      weights_only=True)['global_step'] == 6
+    assert train_main([*args, 'train.max_steps=6']) == 2
+    assert '--resume' in capsys.readouterr().err
+    assert train_main(['--resume', str(tmp_path / 'B'),
+                       'train.max_steps=16']) == 0
+    assert _without_time(_rows(tmp_path / 'B')) == _without_time(
+        _rows(reference))
+    assert _max_weight_diff(reference, tmp_path / 'B') == 0.0
+
+
+def _inprocess_config(zinc_root, out, name, *extra):
+    args = _zinc_args(zinc_root, out, name, *extra)
+    return load_config(args[1], args[2:], env={})
+
+
+def test_nan_loss_stops_and_the_run_resumes_from_the_last_good_checkpoint(
+        zinc_root, tmp_path, monkeypatch):
+    from graphormer_sepnorm.training.lit_module import (GraphormerLitModule,
+                                                        NonFiniteLossError)
+    from graphormer_sepnorm.training.trainer import train
+    common = ('train.max_steps=12', 'optim.total_steps=12',
+              'train.checkpoint_every_n_steps=4')
+    reference = train(_inprocess_config(zinc_root, tmp_path, 'ref', *common))
+
+    original = GraphormerLitModule._loss
+
+    def loss_nan_at_step_11(self, pred, batch):
+        loss = original(self, pred, batch)
+        return loss * math.nan if self.global_step == 10 else loss
+
+    monkeypatch.setattr(GraphormerLitModule, '_loss', loss_nan_at_step_11)
+    crashed = _inprocess_config(zinc_root, tmp_path, 'crash', *common)
+    with pytest.raises(NonFiniteLossError, match=r'not finite\) at step 10.*'
+                       r'last good checkpoint is kept'):
+        train(crashed)
+    last = tmp_path / 'crash' / 'checkpoints' / 'last.ckpt'
+    state = torch.load(last, weights_only=True)
+    assert state['global_step'] == 8  # the last interval before the NaN
+    assert all(torch.isfinite(v).all() for v in state['state_dict'].values()
+               if v.is_floating_point())
+
+    monkeypatch.setattr(GraphormerLitModule, '_loss', original)
+    resumed = train(crashed, resume=True)
+    assert resumed['steps'] == 12
+    assert _without_time(_rows(tmp_path / 'crash')) == _without_time(
+        _rows(tmp_path / 'ref'))
+    assert _max_weight_diff(tmp_path / 'ref', tmp_path / 'crash') == 0.0
+    assert resumed['test_metric_at_best_val'] == \
+        reference['test_metric_at_best_val']
+
+
+def test_on_device_batching_trains_identically(zinc_root, tmp_path):
+    from graphormer_sepnorm.training.trainer import train
+    common = ('train.max_steps=8', 'optim.total_steps=8')
+    a = train(_inprocess_config(zinc_root, tmp_path, 'host', *common))
+    b = train(_inprocess_config(zinc_root, tmp_path, 'dev', *common,
+                                'data.on_device=true'))
+    assert _without_time(_rows(tmp_path / 'host')) == _without_time(
+        _rows(tmp_path / 'dev'))
+    assert a['best_val_metric'] == b['best_val_metric']
+
+
+def test_two_process_ddp_matches_one_process(zinc_root, tmp_path):
+    """gloo, strategy=ddp, devices=2, global batch 16 (8 per process) vs one
+    process with batch 16; dropout off; SepNorm's batch-norm statistics are
+    global (GlobalBatchNorm1d, the CPU stand-in for SyncBatchNorm).
+
+    Run in float64: in float32 the training losses already agree to ~1e-7,
+    but Adam turns rounding noise in directions the loss is blind to (a
+    bias right before a batch norm) into full-size steps, which moves the
+    running statistics and hence eval-mode metrics by ~1e-4. In float64 the
+    noise is ~1e-16, so 1e-6 is a tight and meaningful tolerance (the
+    logged train loss is accumulated in float32: 1e-6 relative)."""
+    common = ('train.max_steps=8', 'optim.total_steps=8',
+              'train.precision=64-true', 'model.dropout=0',
+              'model.attention_dropout=0', 'model.activation_dropout=0',
+              'train.accelerator=cpu')
+    single = run_script(TRAIN, *_zinc_args(zinc_root, tmp_path, 'one',
+                                           *common))
+    assert single.returncode == 0, single.stderr[-3000:]
+    ddp = run_script(TRAIN, *_zinc_args(zinc_root, tmp_path, 'ddp', *common,
+                                        'train.strategy=ddp',
+                                        'train.devices=2'), timeout=300)
+    assert ddp.returncode == 0, ddp.stderr[-3000:]
+    results = json.loads((tmp_path / 'ddp' / 'results.json').read_text())
+    assert results['hardware']['world_size'] == 2
+    rows_one, rows_ddp = _rows(tmp_path / 'one'), _rows(tmp_path / 'ddp')
+    assert len(rows_one) == len(rows_ddp) == 2
+    for a, b in zip(rows_one, rows_ddp):
+        assert a['step'] == b['step']
+        for key in ('train_loss', 'val_mae', 'test_mae'):
+            assert float(a[key]) == pytest.approx(float(b[key]), rel=1e-6,
+                                                  abs=1e-9), key
+    assert _max_weight_diff(tmp_path / 'one', tmp_path / 'ddp') < 1e-6
+
+
+def test_molhiv_training(molhiv_root, tmp_path):
+    result = run_script(
+        TRAIN, '--config', str(CONFIGS / 'molhiv_sepnorm.yaml'),
+        f'data.root={molhiv_root}', f'output_dir={tmp_path}', 'run_name=hiv',
+        'data.batch_size=50', 'train.max_epochs=3', 'optim.lr=1e-3',
+        'train.progress_bar=false', *TINY_MODEL)
+    assert result.returncode == 0, result.stderr[-3000:]
+    run_dir = tmp_path / 'hiv'
+    for name in RUN_FILES:
+        assert (run_dir / name).is_file(), name
+    rows = _rows(run_dir)
+    assert len(rows) == 3 and int(rows[-1]['step']) == 12
+    assert float(rows[-1]['train_loss']) < float(rows[0]['train_loss'])
+    results = json.loads((run_dir / 'results.json').read_text())
+    assert results['metric'] == 'rocauc' and results['higher_is_better']
+    for key in ('best_val_metric', 'test_metric_at_best_val'):
+        assert 0.0 <= results[key] <= 1.0
+    _, card = load_model(run_dir / 'model.safetensors')
+    assert card.task == 'binary' and card.featurizer == 'ogb'
+    assert (card.target_mean, card.target_std) == (0.0, 1.0)
+    assert card.model_config['atom_vocab_sizes'] == [119, 5, 12, 12, 10, 6,
+                                                     6, 2, 2]
