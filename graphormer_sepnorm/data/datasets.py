@@ -181,8 +181,13 @@ def ogb_safe_load() -> Iterator[None]:
     from torch_geometric.data import Data
     from torch_geometric.data.data import DataEdgeAttr, DataTensorAttr
     from torch_geometric.data.storage import GlobalStorage
-    with torch.serialization.safe_globals(
-        [Data, DataEdgeAttr, DataTensorAttr, GlobalStorage]):
+    # torch's safe_globals() removes its entries on exit even when they were
+    # allow-listed before (PyG allow-lists Data itself): add only the
+    # missing ones, so exactly those are removed again.
+    present = set(torch.serialization.get_safe_globals())
+    missing = [cls for cls in (Data, DataEdgeAttr, DataTensorAttr,
+                               GlobalStorage) if cls not in present]
+    with torch.serialization.safe_globals(missing):
         yield
 
 

@@ -1,0 +1,202 @@
+"""Datasets (ZINC via PyG, MolHIV via OGB with the scoped weights_only
+workaround), raw-file copying, the preprocessing cache, batching on device
+and the resumable, rank-aware batch loader."""
+import pickle
+import time
+
+import pytest
+import torch
+from torch_geometric.data import Batch
+from torch_geometric.loader import DataLoader
+
+from conftest import shared_path
+from graphormer_sepnorm.data.datamodule import (DeviceGraphStore,
+                                                GraphBatchLoader,
+                                                epoch_batches)
+from graphormer_sepnorm.data.datasets import (check_raw_source, graph_targets,
+                                              load_splits, ogb_safe_load,
+                                              prepare_raw, target_statistics,
+                                              write_molhiv_subset)
+
+
+@pytest.fixture(scope='module')
+def zinc(tmp_path_factory):
+    source = shared_path('ZINC-proxy')
+    # The same session folder as tests/training, so ZINC is processed once.
+    root = tmp_path_factory.getbasetemp() / 'graphormer_data'
+    root.mkdir(exist_ok=True)
+    return load_splits('zinc_subset', root, raw_source=source), root, source
+
+
+@pytest.fixture(scope='module')
+def molhiv_root(tmp_path_factory):
+    source = shared_path('ogbg_molhiv')
+    root = tmp_path_factory.getbasetemp() / 'molhiv_small'
+    if not (root / 'ogbg_molhiv').is_dir():
+        write_molhiv_subset(source, root)
+    return root
+
+
+def test_zinc_splits_and_cached_second_load(zinc):
+    splits, root, source = zinc
+    assert [len(splits[s]) for s in ('train', 'val', 'test')] == [
+        10000, 1000, 1000]
+    graph = splits.val[0]
+    assert graph.spd.numel() == graph.num_nodes**2
+    assert splits.info.task == 'regression' and splits.info.metric == 'mae'
+    start = time.perf_counter()
+    again = load_splits('zinc_subset', root, raw_source=source,
+                        limit_train=100)
+    assert time.perf_counter() - start < 5  # the pre_transform is cached
+    assert len(again.train) == 100
+    assert torch.equal(again.val[5].path_next, splits.val[5].path_next)
+    # The real subset val split (ZINC-proxy val = real val)
+    y = graph_targets(splits.val)
+    assert y.shape == (1000, ) and abs(float(y.mean()) - 0.0315) < 1e-3
+
+
+def test_target_statistics_come_from_the_training_split(zinc):
+    splits, _, _ = zinc
+    mean, std = target_statistics(splits.train)
+    y = torch.stack([splits.train[i].y for i in range(len(splits.train))])
+    assert mean == pytest.approx(float(y.double().mean()), abs=1e-9)
+    assert std == pytest.approx(float(y.double().std()), rel=1e-9)
+
+
+def test_prepare_raw_copies_missing_files_only(tmp_path):
+    source = shared_path('ZINC-proxy')
+    target = prepare_raw('zinc_subset', tmp_path, source)
+    assert target == tmp_path / 'ZINC'
+    assert sorted(p.name for p in (target / 'raw').iterdir()) == sorted(
+        ['train.pickle', 'val.pickle', 'test.pickle', 'train.index',
+         'val.index', 'test.index'])
+    (target / 'raw' / 'val.index').write_text('kept')
+    prepare_raw('zinc_subset', tmp_path, source)
+    assert (target / 'raw' / 'val.index').read_text() == 'kept'
+    with pytest.raises(FileNotFoundError, match='lacks the PyG ZINC raw'):
+        check_raw_source('zinc', shared_path('zinc250k'))
+
+
+def test_molhiv_loads_twice_without_touching_torch_load(molhiv_root):
+    """ogb 1.3.6 reloads its processed file with a bare torch.load, which
+    fails under torch >= 2.6; ogb_safe_load allow-lists PyG's classes only
+    while the dataset is built. The second load reads the processed cache."""
+    from ogb.graphproppred import PygGraphPropPredDataset
+    load_before = torch.load
+    globals_before = set(torch.serialization.get_safe_globals())
+
+    first = load_splits('molhiv', molhiv_root)  # processes (or reuses)
+    processed = molhiv_root / 'ogbg_molhiv' / 'processed' / \
+        'geometric_data_processed.pt'
+    assert processed.is_file()
+    start = time.perf_counter()
+    second = load_splits('molhiv', molhiv_root)  # from the cache
+    assert time.perf_counter() - start < 5
+    assert [len(second[s]) for s in ('train', 'val', 'test')] == [200, 100,
+                                                                  100]
+    assert torch.equal(first.val[3].x, second.val[3].x)
+    assert second.info.task == 'binary' and second.info.metric == 'rocauc'
+    for split in ('train', 'val', 'test'):  # both classes in every split
+        assert graph_targets(second[split]).unique().tolist() == [0, 1]
+
+    # Nothing global changed: same torch.load, same allow-list, and the
+    # default (weights_only=True) still refuses the file.
+    assert torch.load is load_before
+    assert set(torch.serialization.get_safe_globals()) == globals_before
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(processed)
+    with pytest.raises(pickle.UnpicklingError):  # ogb alone still fails
+        PygGraphPropPredDataset('ogbg-molhiv', root=str(molhiv_root))
+    with ogb_safe_load():
+        data, slices = torch.load(processed)
+    assert 'spd' in slices
+
+
+def test_molhiv_subset_keeps_the_original_molecules(molhiv_root):
+    import gzip
+    source = shared_path('ogbg_molhiv')
+
+    def column(folder, name):
+        with gzip.open(folder / name, 'rt') as f:
+            return [int(line.split(',')[0]) for line in f]
+
+    original_val = column(source, 'split/scaffold/valid.csv.gz')
+    nodes = column(source, 'raw/num-node-list.csv.gz')
+    labels = column(source, 'raw/graph-label.csv.gz')
+    splits = load_splits('molhiv', molhiv_root)
+    small_nodes = [splits.val[i].num_nodes for i in range(len(splits.val))]
+    small_y = graph_targets(splits.val).view(-1).tolist()
+    # The small val split is a subsequence of the real one.
+    pairs = [(nodes[i], labels[i]) for i in original_val]
+    it = iter(pairs)
+    assert all(pair in it for pair in zip(small_nodes, small_y))
+
+
+@pytest.mark.parametrize('dataset', ['zinc', 'molhiv'])
+def test_device_store_batches_equal_pyg_dataloader(dataset, zinc,
+                                                   molhiv_root):
+    if dataset == 'zinc':
+        data = zinc[0].val
+    else:
+        data = load_splits('molhiv', molhiv_root).train  # an index view
+    store = DeviceGraphStore(data, 'cpu')
+    ids = torch.randperm(len(data), generator=torch.Generator().manual_seed(
+        0))[:64]
+    for chunk in ids.split(17):
+        expected = Batch.from_data_list([data[int(i)] for i in chunk])
+        got = store.batch(chunk)
+        assert sorted(got.keys()) == sorted(expected.keys())
+        for key in expected.keys():
+            if torch.is_tensor(expected[key]):
+                assert torch.equal(got[key], expected[key]), key
+            else:
+                assert got[key] == expected[key], key
+        assert got.num_graphs == expected.num_graphs
+    # A whole epoch: loader with and without the store, against PyG's own
+    # DataLoader over the same order.
+    host = GraphBatchLoader(data, 32, shuffle=True, seed=3)
+    device = GraphBatchLoader(data, 32, shuffle=True, seed=3, store=store)
+    order = torch.cat(host.batches())
+    reference = DataLoader(data[order], batch_size=32)
+    for a, b, c in zip(host, device, reference):
+        for key in c.keys():
+            if torch.is_tensor(c[key]):
+                assert torch.equal(a[key], c[key]) and torch.equal(
+                    b[key], c[key]), key
+
+
+def test_epoch_batches_shard_global_batches():
+    single = epoch_batches(50, 16, epoch=2, seed=7)
+    ranks = [epoch_batches(50, 16, epoch=2, seed=7, rank=r, world_size=2)
+             for r in range(2)]
+    assert len(ranks[0]) == len(ranks[1]) == len(single) == 4
+    for k, global_batch in enumerate(single):
+        merged = torch.stack([ranks[0][k], ranks[1][k]], 1).view(-1)
+        assert torch.equal(merged, global_batch)  # last one: 2 graphs, even
+    # An odd last batch is padded (training) or not (evaluation).
+    padded = [epoch_batches(51, 16, 0, 7, rank=r, world_size=2)
+              for r in range(2)]
+    assert [b.numel() for b in padded[0]] == [b.numel() for b in padded[1]]
+    unpadded = [epoch_batches(51, 16, 0, 7, False, r, 2, pad=False)
+                for r in range(2)]
+    assert sorted(torch.cat([torch.cat(u) for u in unpadded]).tolist()) == \
+        list(range(51))
+    assert not torch.equal(epoch_batches(50, 16, 3, 7)[0], single[0])
+
+
+def test_loader_state_resumes_mid_epoch(zinc):
+    data = zinc[0].val
+    loader = GraphBatchLoader(data, 100, shuffle=True, seed=1)
+    loader.set_epoch(4)
+    full = [b.y for b in loader]
+    it = iter(loader)
+    next(it), next(it), next(it)
+    state = loader.state_dict()
+    assert state == {'epoch': 4, 'batches_consumed': 3}
+    resumed = GraphBatchLoader(data, 100, shuffle=True, seed=1)
+    resumed.load_state_dict(state)
+    rest = [b.y for b in resumed]
+    assert len(rest) == len(full) - 3
+    assert all(torch.equal(a, b) for a, b in zip(rest, full[3:]))
+    resumed.set_epoch(5)  # the skip applies to the saved epoch only
+    assert len(list(resumed)) == len(full)
