@@ -5,9 +5,11 @@ from typing import Any, Literal, Mapping, Optional, Sequence
 import torch
 import torch.nn.functional as F
 from torch import Tensor
-from torch.nn import Dropout, LayerNorm, Linear, Module, ModuleList
+from torch.nn import LayerNorm, Linear, Module, ModuleList
 from torch_geometric.data import Data
 
+from ..nn.bucketed_bias import BucketedBias
+from ..nn.dropout import Dropout
 from ..nn.encoder_layer import GraphormerLayer
 from ..nn.graph_attention_bias import EdgeEncoding, GraphAttentionBias
 from ..nn.node_encoder import GraphormerNodeEncoder
@@ -98,6 +100,11 @@ class GraphormerSepNorm(Module):
             :class:`ValueError`. (default: :obj:`512`)
         directed (bool, optional): Separate in- and out-degree embeddings.
             (default: :obj:`False`)
+        attention_buckets (int, optional): Attend in this many buckets of
+            graphs of similar size, each padded only to its own largest graph
+            (same result, less padding; see
+            :class:`~graphormer_sepnorm.nn.BucketedBias`).
+            (default: :obj:`4`)
     """
     def __init__(
         self,
@@ -125,6 +132,7 @@ class GraphormerSepNorm(Module):
         max_attention_distance: Optional[int] = None,
         max_nodes: int = 512,
         directed: bool = False,
+        attention_buckets: int = 4,
     ) -> None:
         super().__init__()
         # Plain values only: saved as JSON beside the weights.
@@ -144,7 +152,8 @@ class GraphormerSepNorm(Module):
             multi_hop_max_dist=multi_hop_max_dist, max_degree=max_degree,
             max_distance=max_distance,
             max_attention_distance=max_attention_distance,
-            max_nodes=max_nodes, directed=directed)
+            max_nodes=max_nodes, directed=directed,
+            attention_buckets=attention_buckets)
         _check_choice('norm', norm, ('sep', 'share'))
         _check_choice('sepnorm_positions', sepnorm_positions,
                       ('all', 'blocks', 'final'))
@@ -152,6 +161,7 @@ class GraphormerSepNorm(Module):
         self.hidden_channels = hidden_channels
         self.pre_norm = pre_norm
         self.max_nodes = max_nodes
+        self.attention_buckets = attention_buckets
         self.norm = norm
         self.graph_token_norm = graph_token_norm
         self.node_token_norm = node_token_norm
@@ -236,7 +246,8 @@ class GraphormerSepNorm(Module):
         batch_size = _num_graphs(data)
         self._check_sizes(data, batch_size)
         x, node_mask = self.node_encoder(data, batch_size)
-        bias = self.attention_bias(data, node_mask)
+        bias = BucketedBias(self.attention_bias(data, node_mask), node_mask,
+                            self.attention_buckets)
         if self.embedding_norm is not None:
             x = self.embedding_norm(x, node_mask)
         x = self.input_dropout(x)

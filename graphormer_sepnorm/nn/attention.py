@@ -1,7 +1,12 @@
+from typing import Union
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 from torch.nn import Linear, Module
+
+from .bucketed_bias import BucketedBias
+from .dropout import Dropout
 
 
 class BiasedMultiheadAttention(Module):
@@ -27,6 +32,7 @@ class BiasedMultiheadAttention(Module):
         self.channels = channels
         self.num_heads = num_heads
         self.dropout = dropout
+        self.attention_dropout = Dropout(dropout)
         self.qkv = Linear(channels, 3 * channels)
         self.out = Linear(channels, channels)
         self.reset_parameters()
@@ -38,23 +44,28 @@ class BiasedMultiheadAttention(Module):
             torch.nn.init.normal_(linear.weight, std=0.02)
             torch.nn.init.zeros_(linear.bias)
 
-    def forward(self, x: Tensor, bias: Tensor) -> Tensor:
+    def forward(self, x: Tensor, bias: Union[Tensor, BucketedBias]) -> Tensor:
         r"""Args:
             x (torch.Tensor): Tokens :obj:`[batch_size, length, channels]`.
-            bias (torch.Tensor): :obj:`[batch_size, heads, length, length]`.
+            bias (torch.Tensor or BucketedBias): :obj:`[batch_size, heads,
+                length, length]`, or the same split into size buckets.
         """
-        batch_size, length, _ = x.shape
-        qkv = self.qkv(x).view(batch_size, length, 3, self.num_heads, -1)
+        if isinstance(bias, Tensor):
+            return self.out(self._attend(self.qkv(x), bias))
+        return self.out(bias.apply(self._attend, self.qkv(x)))
+
+    def _attend(self, qkv: Tensor, bias: Tensor) -> Tensor:
+        batch_size, length, _ = qkv.shape
+        qkv = qkv.reshape(batch_size, length, 3, self.num_heads, -1)
         query, key, value = qkv.permute(2, 0, 3, 1, 4).unbind(0)
         bias = bias.to(query.dtype)
-        if x.device.type == 'cpu' and self.training and self.dropout > 0:
+        if qkv.device.type == 'cpu' and self.training and self.dropout > 0:
             out = self._cpu_attention_with_dropout(query, key, value, bias)
         else:
             out = F.scaled_dot_product_attention(
                 query, key, value, attn_mask=bias,
                 dropout_p=self.dropout if self.training else 0.0)
-        out = out.transpose(1, 2).reshape(batch_size, length, self.channels)
-        return self.out(out)
+        return out.transpose(1, 2).reshape(batch_size, length, self.channels)
 
     def _cpu_attention_with_dropout(self, query: Tensor, key: Tensor,
                                     value: Tensor, bias: Tensor) -> Tensor:
@@ -69,7 +80,7 @@ class BiasedMultiheadAttention(Module):
             query.reshape(flat, length, head_dim),
             key.reshape(flat, length, head_dim).transpose(1, 2),
             alpha=head_dim**-0.5)
-        weights = F.dropout(scores.softmax(dim=-1), self.dropout, True)
+        weights = self.attention_dropout(scores.softmax(dim=-1))
         out = torch.bmm(weights, value.reshape(flat, length, head_dim))
         return out.view(batch_size, heads, length, head_dim)
 

@@ -1,9 +1,13 @@
+from typing import Union
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
-from torch.nn import Dropout, Linear, Module
+from torch.nn import Linear, Module
 
 from .attention import BiasedMultiheadAttention
+from .bucketed_bias import BucketedBias
+from .dropout import Dropout
 
 
 class GraphormerLayer(Module):
@@ -68,11 +72,13 @@ class GraphormerLayer(Module):
         self.attention_norm.reset_parameters()
         self.ffn_norm.reset_parameters()
 
-    def forward(self, x: Tensor, bias: Tensor, node_mask: Tensor) -> Tensor:
+    def forward(self, x: Tensor, bias: Union[Tensor, BucketedBias],
+                node_mask: Tensor) -> Tensor:
         r"""Args:
             x (torch.Tensor): Tokens :obj:`[batch_size, 1 + N, channels]`.
-            bias (torch.Tensor): Attention bias
-                :obj:`[batch_size, heads, 1 + N, 1 + N]`.
+            bias (torch.Tensor or BucketedBias): Attention bias
+                :obj:`[batch_size, heads, 1 + N, 1 + N]`, possibly split
+                into size buckets.
             node_mask (torch.Tensor): Real-node mask :obj:`[batch_size, N]`.
         """
         x = self._residual(x, node_mask, self.attention_norm,
