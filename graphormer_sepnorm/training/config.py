@@ -118,6 +118,8 @@ _MODEL_DOCS: list[tuple[str, str, str, Optional[tuple], bool]] = [
     ('max_nodes', 'int', 'Largest graph the model accepts.', None, False),
     ('directed', 'bool', 'Separate in- and out-degree embeddings.', None,
      False),
+    ('attention_buckets', 'int', 'Attend in this many buckets of graphs of '
+     'similar size (same result, less padding).', None, False),
 ]
 
 
@@ -212,7 +214,20 @@ def _build_options() -> list[Option]:
           'before training as a smoke test.'),
     ]
     defaults = _model_defaults()
-    for key, type_, doc, choices, nullable in _MODEL_DOCS:
+    documented = {key for key, *_ in _MODEL_DOCS}
+    rows = [row for row in _MODEL_DOCS if row[0] in defaults]
+    # A model argument added later is still configurable (type from its
+    # default) until it gets a line above.
+    for key, default in defaults.items():
+        if key in documented or key in MODEL_KEYS_FROM_DATA:
+            continue
+        kind = {bool: 'bool', int: 'int', float: 'float', str: 'str'}.get(
+            type(default))
+        if kind is not None:
+            rows.append((key, kind, 'See GraphormerSepNorm.', None, False))
+        elif default is None:
+            rows.append((key, 'int', 'See GraphormerSepNorm.', None, True))
+    for key, type_, doc, choices, nullable in rows:
         default = defaults[key]
         if isinstance(default, tuple):
             default = list(default)
