@@ -164,8 +164,12 @@ def main(argv=None) -> int:
     torch.set_num_threads(threads)
 
     # End to end.
-    record(f'end to end: predict(), one process, {threads} thread(s)',
-           lambda: predictor.predict(smiles, bs, num_workers=0))
+    for num_threads in sorted({1, threads}):
+        torch.set_num_threads(num_threads)
+        record(f'end to end: predict(), one process, {num_threads} '
+               f'thread(s)', lambda: predictor.predict(smiles, bs,
+                                                       num_workers=0))
+    torch.set_num_threads(threads)
     workers = predictor._num_workers(n, args.num_workers)
     e2e = record(f'end to end: predict(), {workers} worker processes x 1 '
                  f'thread (pool start included)',

@@ -42,6 +42,7 @@ import gzip
 import math
 import multiprocessing
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence, Union
@@ -293,12 +294,20 @@ class Predictor:
 
     def _predict_in_workers(self, smiles: list[str], batch_size: int,
                             workers: int) -> list[tuple[Any, Optional[str]]]:
-        # About two chunks per worker balance the load; larger chunks sort
-        # better into batches.
-        size = max(math.ceil(len(smiles) / (2 * workers)),
+        # Chunks of molecules of similar size (ordered by an atom count read
+        # off the SMILES text; each chunk is then sorted by its real sizes),
+        # so that batches stay tight although no process sees all graphs.
+        # About four chunks per worker balance the load.
+        order = sorted(range(len(smiles)),
+                       key=lambda i: _approximate_atoms(smiles[i]))
+        size = max(math.ceil(len(smiles) / (4 * workers)),
                    min(_MIN_CHUNK, math.ceil(len(smiles) / workers)))
         size = min(_MAX_CHUNK, size)
-        chunks = [smiles[i:i + size] for i in range(0, len(smiles), size)]
+        chunks = [[smiles[i] for i in order[start:start + size]]
+                  for start in range(0, len(order), size)]
+        # Compile/load lazily built code (the shortest-path search) once
+        # here rather than in every worker.
+        self._prepare('CC' if self.featurizer_name == 'zinc' else 'C')
         global _WORKER_PREDICTOR
         _WORKER_PREDICTOR = self  # Inherited by the forked workers.
         try:
@@ -308,9 +317,12 @@ class Predictor:
                     initializer=_init_worker) as pool:
                 results = pool.map(_worker_predict_chunk, chunks,
                                    [batch_size] * len(chunks))
-                outputs: list[tuple[Any, Optional[str]]] = []
+                outputs: list[tuple[Any, Optional[str]]] = \
+                    [(None, None)] * len(smiles)
+                position = iter(order)
                 for chunk_outputs in results:
-                    outputs.extend(chunk_outputs)
+                    for output in chunk_outputs:
+                        outputs[next(position)] = output
         except concurrent.futures.process.BrokenProcessPool as error:
             raise PredictionError(
                 f"A prediction worker process died ({error}); retry with "
@@ -445,6 +457,17 @@ def _worker_predict_chunk(smiles: list[str], batch_size: int
                           ) -> list[tuple[Any, Optional[str]]]:
     assert _WORKER_PREDICTOR is not None, 'worker started without a model'
     return _WORKER_PREDICTOR._predict_chunk(smiles, batch_size)
+
+
+_ATOM_TOKEN = re.compile(r'\[[^\]]*\]|Cl|Br|[BCNOPSFI]|[bcnops]')
+
+
+def _approximate_atoms(smiles: Any) -> int:
+    r"""Heavy atoms of a SMILES string, counted from its text (bracket atoms
+    and organic-subset symbols); only used to order molecules by size."""
+    if not isinstance(smiles, str):
+        return 0
+    return len(_ATOM_TOKEN.findall(smiles))
 
 
 def _available_cores() -> int:
