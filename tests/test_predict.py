@@ -33,6 +33,16 @@ MAX_NODES = 40  # The ZINC test model's limit (ZINC molecules have <= 38).
 MEAN, STD = 1.5, 2.0
 
 
+@pytest.fixture(autouse=True, scope='module')
+def _one_thread():
+    """Tiny test models gain nothing from intra-op threads, which cost a lot
+    when the cores are shared with other processes."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def _randomize_norm_stats(model: GraphormerSepNorm, seed: int) -> None:
     """Random batch-norm running statistics, so that evaluation mode and
     batching independence are really exercised."""
@@ -105,15 +115,15 @@ def _raw_output(model: GraphormerSepNorm, graphs: list[Data]) -> torch.Tensor:
 
 
 def test_real_zinc_smiles(zinc, zinc_smiles):
-    predictions = zinc.predict(zinc_smiles[:100], batch_size=32)
-    assert [p.smiles for p in predictions] == zinc_smiles[:100]
+    predictions = zinc.predict(zinc_smiles[:60], batch_size=32)
+    assert [p.smiles for p in predictions] == zinc_smiles[:60]
     assert all(p.ok and p.error is None for p in predictions)
     values = np.array([p.value for p in predictions])
     assert np.isfinite(values).all() and values.std() > 0
 
 
 def test_batched_equals_one_at_a_time(zinc, zinc_smiles):
-    smiles = zinc_smiles[:60]
+    smiles = zinc_smiles[:40]
     batched = zinc.predict(smiles, batch_size=16, num_workers=0)
     single = [zinc.predict([s], num_workers=0)[0] for s in smiles]
     for b, s in zip(batched, single):
@@ -171,7 +181,7 @@ def test_matches_real_zinc_graphs(zinc):
     """Featurized JT-VAE SMILES whose graph equals the real PyG ZINC graph
     exactly (same atom order) must give the model's output on the real
     graph."""
-    real = load_real_zinc('val', limit=150)
+    real = load_real_zinc('val', limit=100)
     index_text = shared_path('ZINC', 'raw', 'val.index').read_text()
     index = [int(i) for i in index_text.strip().split(',')]
     lines = shared_path('zinc250k', 'jtvae_valid.txt').read_text().split()
@@ -184,7 +194,7 @@ def test_matches_real_zinc_graphs(zinc):
                 torch.equal(mine.edge_attr, graph.edge_attr.view(-1))):
             same.append(graph)
             smiles.append(s)
-    assert len(same) >= 20, len(same)
+    assert len(same) >= 15, len(same)
     raw = _raw_output(zinc.model, [
         Data(x=g.x.view(-1, 1), edge_index=g.edge_index,
              edge_attr=g.edge_attr.view(-1)) for g in same])
@@ -536,9 +546,11 @@ def test_cli_per_call_errors(case, zinc_ckpt, tmp_path, capsys):
     assert expected in err
 
 
-def test_cli_help():
-    result = _run_cli('--help')
-    assert result.returncode == 0
+def test_cli_help(capsys):
+    with pytest.raises(SystemExit) as exc:
+        _cli_module().main(['--help'])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
     for flag in ('--checkpoint', '--model', '--smiles', '--input',
                  '--smiles-column', '--output', '--batch-size', '--device'):
-        assert flag in result.stdout
+        assert flag in out
