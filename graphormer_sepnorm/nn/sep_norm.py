@@ -1,9 +1,11 @@
 from typing import Literal
 
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
 from torch import Tensor
 from torch.nn import BatchNorm1d, LayerNorm, Module
+from torch.nn.modules.batchnorm import _BatchNorm
 
 NormKind = Literal['batch', 'layer']
 
@@ -61,7 +63,7 @@ class SepNorm(Module):
     def reset_parameters(self) -> None:
         r"""Resets all learnable parameters and running statistics."""
         for norm in (self.graph_norm, self.node_norm):
-            if isinstance(norm, BatchNorm1d):
+            if isinstance(norm, _BatchNorm):
                 norm.reset_running_stats()
             norm.reset_parameters()
 
@@ -76,7 +78,8 @@ class SepNorm(Module):
         """
         graph_tokens = self._normalize_graph_tokens(x[:, 0])
         node_tokens = x[:, 1:]
-        if isinstance(self.node_norm, BatchNorm1d):
+        # _BatchNorm also covers SyncBatchNorm (no BatchNorm1d subclass).
+        if isinstance(self.node_norm, _BatchNorm):
             out = torch.zeros_like(node_tokens)
             out[node_mask] = self.node_norm(node_tokens[node_mask])
             node_tokens = out
@@ -86,9 +89,11 @@ class SepNorm(Module):
 
     def _normalize_graph_tokens(self, tokens: Tensor) -> Tensor:
         norm = self.graph_norm
-        if (isinstance(norm, BatchNorm1d) and norm.training
-                and tokens.size(0) == 1 and norm.running_mean is not None):
+        if (isinstance(norm, _BatchNorm) and norm.training
+                and tokens.size(0) == 1 and norm.running_mean is not None
+                and not _data_parallel()):
             # One graph has no batch variance: normalize as in evaluation.
+            # (Data-parallel norms take statistics over every process.)
             return F.batch_norm(tokens, norm.running_mean, norm.running_var,
                                 norm.weight, norm.bias, False, 0.0, norm.eps)
         return norm(tokens)
@@ -125,6 +130,11 @@ class ShareNorm(Module):
 
     def __repr__(self) -> str:
         return f'{self.__class__.__name__}({self.channels})'
+
+
+def _data_parallel() -> bool:
+    return (dist.is_available() and dist.is_initialized()
+            and dist.get_world_size() > 1)
 
 
 def _make_norm(kind: str, channels: int, eps: float, momentum: float,

@@ -109,3 +109,17 @@ def test_graph_token_batch_norm_converts_to_sync_batch_norm():
 def test_invalid_choice_names_the_options():
     with pytest.raises(ValueError, match="'batch' or 'layer'"):
         SepNorm(6, graph_token_norm='group')
+
+
+def test_sync_batch_norm_node_tokens_still_ignore_padding():
+    # SyncBatchNorm is no BatchNorm1d subclass; the masking must still apply.
+    x, mask = padded_tokens([3, 5, 1])
+    norm = torch.nn.SyncBatchNorm.convert_sync_batchnorm(
+        torch.nn.Sequential(SepNorm(6, 'layer', 'batch'))).eval()[0]
+    norm.node_norm.running_mean.fill_(1.0)
+    out = norm(x, mask)
+    assert (out[:, 1:][~mask] == 0).all()
+    nodes = x[:, 1:][mask]
+    torch.testing.assert_close(out[:, 1:][mask],
+                               (nodes - 1.0) / torch.sqrt(torch.tensor(1 +
+                                                                       1e-5)))
