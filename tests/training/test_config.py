@@ -37,9 +37,13 @@ def test_zinc_subset_recipe():
     m, o = c['model'], c['optim']
     assert (m['num_layers'], m['hidden_channels'], m['ffn_channels'],
             m['num_heads'], m['multi_hop_max_dist']) == (12, 80, 80, 8, 20)
+    # microsoft/Graphormer examples/property_prediction/zinc.sh
     assert (o['lr'], o['warmup_steps'], o['total_steps'], o['end_lr'],
-            o['weight_decay']) == (2e-4, 40000, 400000, 1e-9, 0.01)
-    assert c['data']['batch_size'] == 256
+            o['weight_decay']) == (2e-4, 60000, 400000, 1e-9, 0.01)
+    assert (m['dropout'], m['attention_dropout'],
+            m['activation_dropout']) == (0.0, 0.1, 0.1)
+    assert c['train']['gradient_clip_val'] == 5.0
+    assert c['data']['batch_size'] == 256  # the Graphormer paper
     assert c['train']['max_steps'] == 400000
 
 
