@@ -1,4 +1,7 @@
 r"""Analysis of learned representations."""
-from .graph_token import anisotropy, pairwise_cosine, uniformity
+from .graph_token import (anisotropy, graph_token_embeddings, pairwise_cosine,
+                          uniformity)
 
-__all__ = ['uniformity', 'anisotropy', 'pairwise_cosine']
+__all__ = [
+    'uniformity', 'anisotropy', 'pairwise_cosine', 'graph_token_embeddings'
+]

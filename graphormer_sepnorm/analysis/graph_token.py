@@ -48,6 +48,21 @@ def anisotropy(embeddings: Tensor) -> float:
     return float(pairwise_cosine(embeddings).mean())
 
 
+@torch.no_grad()
+def graph_token_embeddings(model: torch.nn.Module, dataset,
+                           batch_size: int = 256,
+                           device: str = 'cpu') -> Tensor:
+    r"""The graph-token embeddings :obj:`[num_graphs, hidden_channels]` that
+    a :class:`~graphormer_sepnorm.GraphormerSepNorm` head reads, for every
+    graph of :obj:`dataset`, in evaluation mode."""
+    from torch_geometric.loader import DataLoader
+    model.eval()
+    return torch.cat([
+        model.graph_embedding(batch.to(device)).cpu()
+        for batch in DataLoader(dataset, batch_size=batch_size)
+    ])
+
+
 def _check(embeddings: Tensor) -> None:
     if embeddings.dim() != 2 or embeddings.size(0) < 2:
         raise ValueError(f"need a [num_items >= 2, channels] tensor, got "

@@ -15,7 +15,7 @@ from torch import Tensor
 from ..data.datasets import dataset_info, load_splits
 
 __all__ = ['compute_metric', 'metric_name', 'evaluate_checkpoint',
-           'resolve_checkpoint']
+           'load_checkpoint_split', 'resolve_checkpoint']
 
 PathLike = Union[str, Path]
 
@@ -70,12 +70,10 @@ def resolve_checkpoint(path: PathLike) -> Path:
     return path
 
 
-@torch.no_grad()
-def evaluate_checkpoint(checkpoint: PathLike, split: str = 'test',
-                        data_overrides: Optional[dict[str, Any]] = None,
-                        batch_size: int = 256, device: str = 'cpu',
-                        full_split: bool = False) -> dict[str, Any]:
-    r"""Re-evaluates a saved model on a split of its dataset.
+def load_checkpoint_split(checkpoint: PathLike, split: str = 'test',
+                          data_overrides: Optional[dict[str, Any]] = None,
+                          device: str = 'cpu', full_split: bool = False):
+    r"""A saved model (evaluation mode) with a split of its dataset.
 
     The data settings (dataset, root, raw source, limits) come from the
     model card (written by training) and then from :obj:`data_overrides`.
@@ -85,15 +83,11 @@ def evaluate_checkpoint(checkpoint: PathLike, split: str = 'test',
             directory.
         split (str): :obj:`"train"`, :obj:`"val"` or :obj:`"test"`.
         data_overrides (dict, optional): *e.g.* :obj:`{"root": "/data"}`.
-        batch_size (int, optional): Graphs per batch.
-        device (str, optional): Where to run.
+        device (str, optional): Where to put the model.
         full_split (bool, optional): Ignore the run's :obj:`limit_*`.
     Returns:
-        dict with :obj:`metric`, :obj:`value`, :obj:`split`,
-        :obj:`num_graphs`, :obj:`dataset`.
+        :obj:`(model, card, info, dataset, path)`.
     """
-    from torch_geometric.loader import DataLoader
-
     from ..checkpoint import load_model
     if split not in ('train', 'val', 'test'):
         raise ValueError(f"split must be 'train', 'val' or 'test', got "
@@ -114,8 +108,25 @@ def evaluate_checkpoint(checkpoint: PathLike, split: str = 'test',
     splits = load_splits(data['name'], data.get('root', 'data'),
                          data.get('max_nodes', 512), data.get('raw_source'),
                          **limits)
-    info = splits.info
-    dataset = splits[split]
+    return model, card, splits.info, splits[split], path
+
+
+@torch.no_grad()
+def evaluate_checkpoint(checkpoint: PathLike, split: str = 'test',
+                        data_overrides: Optional[dict[str, Any]] = None,
+                        batch_size: int = 256, device: str = 'cpu',
+                        full_split: bool = False) -> dict[str, Any]:
+    r"""Re-evaluates a saved model on a split of its dataset (arguments as
+    in :func:`load_checkpoint_split`, plus :obj:`batch_size`).
+
+    Returns:
+        dict with :obj:`metric`, :obj:`value`, :obj:`split`,
+        :obj:`num_graphs`, :obj:`dataset`.
+    """
+    from torch_geometric.loader import DataLoader
+
+    model, card, info, dataset, path = load_checkpoint_split(
+        checkpoint, split, data_overrides, device, full_split)
     preds, targets = [], []
     for batch in DataLoader(dataset, batch_size=batch_size):
         batch = batch.to(device)
