@@ -417,7 +417,7 @@ def write_report(path: Path, text: str, info: str, args) -> None:
         'warm-up; speed-up = reference / ours.\n\n'
         f'Hardware: {info}\n{note}\n{text}\n\n'
         'Notes:\n\n'
-        '* Preprocessing: ours is `AddShortestPaths` (SciPy all-pairs search,'
+        '* Preprocessing: ours is `AddShortestPaths` (Numba-compiled BFS,'
         ' `spd` and `path_next`); the reference is `preprocess_item` (Cython '
         'Floyd-Warshall plus the `[n, n, max_dist, features]` path-edge '
         'tensor). The "+ path-edge tensor" rows add, to ours, materialising '

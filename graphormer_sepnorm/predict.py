@@ -146,6 +146,9 @@ class Predictor:
         try:
             self.device = torch.device(device)
             self.model = model.to(self.device).eval()
+            # Batches here are already sorted by size: buckets inside the
+            # model would only add copies (same outputs either way).
+            self.model.attention_buckets = 1
         except (RuntimeError, AssertionError, ValueError) as error:
             raise PredictionError(
                 f"Cannot use device {str(device)!r}: "
