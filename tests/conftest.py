@@ -59,3 +59,29 @@ def molhiv_smiles() -> list[str]:
     with gzip.open(path, 'rt') as f:
         next(f)
         return [line.split(',')[1] for line in f]
+
+
+@pytest.fixture(scope='session')
+def zinc_root(tmp_path_factory):
+    """A writable data root with the ZINC-subset stand-in of
+    ../shared/data/ZINC-proxy processed once per session (about 15 s):
+    ``(root, raw_source)``."""
+    from graphormer_sepnorm.data.datasets import load_splits
+    source = shared_path('ZINC-proxy')
+    root = tmp_path_factory.getbasetemp() / 'graphormer_data'
+    root.mkdir(exist_ok=True)
+    load_splits('zinc_subset', root, raw_source=source)
+    return root, source
+
+
+@pytest.fixture(scope='session')
+def molhiv_root(tmp_path_factory):
+    """A small MolHIV copy in OGB's layout (200/100/100 molecules of the real
+    scaffold splits): all 41,127 molecules take about a minute to process on
+    two cores, too slow for CI."""
+    from graphormer_sepnorm.data.datasets import write_molhiv_subset
+    source = shared_path('ogbg_molhiv')
+    root = tmp_path_factory.getbasetemp() / 'molhiv_small'
+    if not (root / 'ogbg_molhiv').is_dir():
+        write_molhiv_subset(source, root)
+    return root

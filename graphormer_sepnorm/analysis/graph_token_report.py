@@ -5,8 +5,6 @@ import json
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
-import torch
-
 from ..training.evaluate import load_checkpoint_split
 from .graph_token import (anisotropy, graph_token_embeddings, pairwise_cosine,
                           uniformity)

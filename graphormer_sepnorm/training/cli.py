@@ -11,7 +11,7 @@ from typing import Optional, Sequence
 import yaml
 
 from .config import (DATA_ROOT_ENV, ConfigError, load_config,
-                     options_markdown, run_dir_of)
+                     options_markdown)
 
 TRAIN_EPILOG = f"""\
 overrides:

@@ -6,7 +6,7 @@ import csv
 import math
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import torch
 import torch.nn.functional as F

@@ -1,28 +1,17 @@
 """Tests for :mod:`graphormer_sepnorm.chem.penalized_logp`."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 import pytest
 from rdkit import Chem
 from rdkit.Chem import Descriptors
 
+from conftest import SHARED_DATA
 from graphormer_sepnorm.chem import (
     penalized_logp_terms,
     zinc_normalized_penalized_logp,
 )
 from graphormer_sepnorm.chem import penalized_logp as module
-
-
-def shared_data_dir() -> Path:
-    """The shared data folder: ``$GRAPHORMER_SHARED_DATA`` if set, else
-    ``<repo>/../shared/data``."""
-    env = os.environ.get('GRAPHORMER_SHARED_DATA')
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2].parent / 'shared' / 'data'
 
 
 def test_ethanol_by_hand():
@@ -70,7 +59,7 @@ def test_missing_sa_score_contrib(monkeypatch, tmp_path):
 def test_matches_real_zinc_labels(record_property):
     """The normalized penalized logP of the JT-VAE SMILES must reproduce the
     labels of the real ZINC-subset val/test graphs."""
-    root = shared_data_dir()
+    root = SHARED_DATA
     splits = [('val', 'valid'), ('test', 'test')]
     paths = [root / f'ZINC/subset_partial_pyg/{s}_arrays.npz'
              for s, _ in splits]

@@ -15,26 +15,13 @@ from graphormer_sepnorm.data.datamodule import (DeviceGraphStore,
                                                 epoch_batches)
 from graphormer_sepnorm.data.datasets import (check_raw_source, graph_targets,
                                               load_splits, ogb_safe_load,
-                                              prepare_raw, target_statistics,
-                                              write_molhiv_subset)
+                                              prepare_raw, target_statistics)
 
 
 @pytest.fixture(scope='module')
-def zinc(tmp_path_factory):
-    source = shared_path('ZINC-proxy')
-    # The same session folder as tests/training, so ZINC is processed once.
-    root = tmp_path_factory.getbasetemp() / 'graphormer_data'
-    root.mkdir(exist_ok=True)
+def zinc(zinc_root):
+    root, source = zinc_root
     return load_splits('zinc_subset', root, raw_source=source), root, source
-
-
-@pytest.fixture(scope='module')
-def molhiv_root(tmp_path_factory):
-    source = shared_path('ogbg_molhiv')
-    root = tmp_path_factory.getbasetemp() / 'molhiv_small'
-    if not (root / 'ogbg_molhiv').is_dir():
-        write_molhiv_subset(source, root)
-    return root
 
 
 def test_zinc_splits_and_cached_second_load(zinc):

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import os
 import time
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 import torch
 from rdkit import Chem, rdBase
 
+from conftest import SHARED_DATA
 from graphormer_sepnorm.data import featurize
 from graphormer_sepnorm.data.featurize import (
     FEATURIZERS,
@@ -24,18 +24,9 @@ from graphormer_sepnorm.data.featurize import (
 )
 
 
-def shared_data_dir() -> Path:
-    """The shared data folder: ``$GRAPHORMER_SHARED_DATA`` if set, else
-    ``<repo>/../shared/data``."""
-    env = os.environ.get('GRAPHORMER_SHARED_DATA')
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2].parent / 'shared' / 'data'
-
-
 def require(*relative: str) -> list[Path]:
     """Returns the shared data files, or skips the test if one is missing."""
-    root = shared_data_dir()
+    root = SHARED_DATA
     paths = [root / r for r in relative]
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
@@ -123,7 +114,7 @@ def _same_bond(a: dict, b: dict) -> bool:
 def test_zinc_matches_real_graphs(record_property):
     """Featurizing the JT-VAE SMILES of the 2,000 real ZINC-subset val/test
     graphs must give graphs isomorphic to the real ones."""
-    root = shared_data_dir()
+    root = SHARED_DATA
     splits = [('val', 'valid'), ('test', 'test')]
     require(*[f'ZINC/subset_partial_pyg/{s}_arrays.npz' for s, _ in splits],
             *[f'ZINC/raw/{s}.index' for s, _ in splits],

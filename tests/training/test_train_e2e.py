@@ -12,8 +12,7 @@ from safetensors.torch import load_file
 from graphormer_sepnorm.checkpoint import load_model
 from graphormer_sepnorm.training.cli import evaluate_main, train_main
 from graphormer_sepnorm.training.config import load_config
-from training_helpers import (REPO, TINY_MODEL, TRAIN,
-                              molhiv_root, run_script, zinc_root)  # noqa
+from training_helpers import REPO, TINY_MODEL, TRAIN, run_script
 
 CONFIGS = REPO / 'configs'
 

@@ -16,7 +16,6 @@ RESULTS_TABLE = str(REPO / 'scripts' / 'results_table.py')
 @pytest.fixture(scope='module')
 def tiny_zinc_raw(tmp_path_factory):
     """PyG's raw ZINC layout with 48/24/24 graphs of the ZINC-proxy."""
-    import torch  # noqa: F401  (the pickles hold torch tensors)
     source = shared_path('ZINC-proxy', 'raw')
     raw = tmp_path_factory.mktemp('zinc_tiny') / 'raw'
     raw.mkdir()
