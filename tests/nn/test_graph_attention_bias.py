@@ -125,3 +125,21 @@ def test_out_of_vocabulary_bond_is_a_clear_error():
     batch.edge_attr[0] = 7
     with pytest.raises(ValueError, match='outside the vocabulary'):
         GraphAttentionBias(4, [4])(batch, node_mask)
+
+
+@pytest.mark.parametrize('max_hops', [1, 3, 20])
+def test_compiled_walk_matches_the_tensor_walk(max_hops):
+    # The tensor walk runs on GPUs, the compiled one on the CPU.
+    from graphormer_sepnorm.nn.graph_attention_bias import (
+        _walk_paths, _walk_paths_compiled, dense_edge_ids,
+        dense_shortest_paths)
+    _, batch, node_mask = real_batch(limit=12, extra=[salt_graph()])
+    spd, path_next = dense_shortest_paths(batch, node_mask)
+    edge_ids = dense_edge_ids(batch, node_mask)
+    hops = spd.clamp(min=0)
+    expected = _walk_paths(hops, path_next, edge_ids, max_hops, 1000)
+    compiled = _walk_paths_compiled(hops, path_next, edge_ids, max_hops, 1000)
+    assert compiled[0].numel() == int(hops.clamp(max=max_hops).sum())
+    order = torch.argsort(expected[0], stable=True)
+    assert torch.equal(compiled[0], expected[0][order])
+    assert torch.equal(compiled[1], expected[1][order])
