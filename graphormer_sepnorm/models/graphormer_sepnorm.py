@@ -8,7 +8,7 @@ from torch import Tensor
 from torch.nn import LayerNorm, Linear, Module, ModuleList
 from torch_geometric.data import Data
 
-from ..nn.bucketed_bias import BucketedBias
+from ..nn.bucketed_bias import BucketedBias, size_order
 from ..nn.dropout import Dropout
 from ..nn.encoder_layer import GraphormerLayer
 from ..nn.graph_attention_bias import EdgeEncoding, GraphAttentionBias
@@ -246,8 +246,13 @@ class GraphormerSepNorm(Module):
         batch_size = _num_graphs(data)
         self._check_sizes(data, batch_size)
         x, node_mask = self.node_encoder(data, batch_size)
-        bias = BucketedBias(self.attention_bias(data, node_mask), node_mask,
-                            self.attention_buckets)
+        bias = self.attention_bias(data, node_mask)
+        # Graphs sorted by size once, so that every attention bucket is a
+        # slice of the batch; the original order is restored at the end.
+        order = size_order(node_mask, self.attention_buckets)
+        if order is not None:
+            x, node_mask, bias = x[order], node_mask[order], bias[order]
+        bias = BucketedBias(bias, node_mask, self.attention_buckets)
         if self.embedding_norm is not None:
             x = self.embedding_norm(x, node_mask)
         x = self.input_dropout(x)
@@ -255,6 +260,9 @@ class GraphormerSepNorm(Module):
             x = layer(x, bias, node_mask)
         if self.final_norm is not None:
             x = self.final_norm(x, node_mask)
+        if order is not None:
+            inverse = torch.argsort(order)
+            x, node_mask = x[inverse], node_mask[inverse]
         return x, node_mask
 
     def graph_embedding(self, data: Data) -> Tensor:

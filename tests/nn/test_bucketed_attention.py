@@ -6,22 +6,31 @@ from torch_geometric.data import Batch
 
 from graphormer_sepnorm import AddShortestPaths, GraphormerSepNorm
 from graphormer_sepnorm.nn import BiasedMultiheadAttention, BucketedBias
+from graphormer_sepnorm.nn.bucketed_bias import size_order
 
 
 def test_buckets_sort_by_size_and_cut_padding():
     node_mask = torch.tensor([[1, 1, 1, 1], [1, 0, 0, 0], [1, 1, 0, 0],
                               [1, 1, 1, 0]], dtype=torch.bool)
     bias = torch.randn(4, 2, 5, 5)
-    buckets = BucketedBias(bias, node_mask, num_buckets=2)
-    assert buckets.order.tolist() == [1, 2, 3, 0]
+    order = size_order(node_mask, num_buckets=2)
+    assert order.tolist() == [1, 2, 3, 0]
+    buckets = BucketedBias(bias[order], node_mask[order], num_buckets=2)
     assert buckets.groups == [(0, 2, 3), (2, 4, 5)]  # lengths 1 + nodes
     torch.testing.assert_close(buckets.biases[0], bias[[1, 2], :, :3, :3])
+    assert size_order(node_mask, num_buckets=1) is None
+
+
+def test_unsorted_graphs_are_refused():
+    node_mask = torch.tensor([[1, 1], [1, 0]], dtype=torch.bool)
+    with pytest.raises(ValueError, match='sorted by size'):
+        BucketedBias(torch.zeros(2, 1, 3, 3), node_mask, num_buckets=2)
 
 
 @pytest.mark.parametrize('num_buckets', [2, 3, 7])
 def test_bucketed_attention_equals_padded_attention(num_buckets):
     torch.manual_seed(0)
-    sizes = [3, 9, 5, 1, 7, 9, 2]
+    sizes = [1, 2, 3, 5, 7, 9, 9]  # sorted, as the model sorts its batch
     longest = max(sizes)
     node_mask = torch.arange(longest)[None] < torch.tensor(sizes)[:, None]
     key_mask = torch.cat([torch.ones(len(sizes), 1, dtype=torch.bool),
