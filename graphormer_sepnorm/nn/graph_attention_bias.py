@@ -289,8 +289,8 @@ def dense_edge_ids(data: Data, node_mask: Tensor) -> Tensor:
                                         num_edges)
     src, dst = data.edge_index
     graph = _node_batch(data)[src]
-    first_node = torch.cumsum(node_mask.sum(1), 0) - node_mask.sum(1)
-    offset = first_node[graph]
+    nodes_per_graph = node_mask.sum(dim=1)
+    offset = (torch.cumsum(nodes_per_graph, 0) - nodes_per_graph)[graph]
     edge_ids[graph, src - offset, dst - offset] = torch.arange(
         num_edges, device=src.device)
     return edge_ids
