@@ -8,11 +8,11 @@ from torch import Tensor
 from torch.nn import LayerNorm, Linear, Module, ModuleList
 from torch_geometric.data import Data
 
-from ..nn.bucketed_bias import BucketedBias, size_order
 from ..nn.dropout import Dropout
 from ..nn.encoder_layer import GraphormerLayer
 from ..nn.graph_attention_bias import EdgeEncoding, GraphAttentionBias
 from ..nn.node_encoder import GraphormerNodeEncoder
+from ..nn.packed_tokens import PackedTokens
 from ..nn.sep_norm import NormKind, SepNorm, ShareNorm
 
 SepNormPositions = Literal['all', 'blocks', 'final']
@@ -100,10 +100,10 @@ class GraphormerSepNorm(Module):
             :class:`ValueError`. (default: :obj:`512`)
         directed (bool, optional): Separate in- and out-degree embeddings.
             (default: :obj:`False`)
-        attention_buckets (int, optional): Attend in this many buckets of
-            graphs of similar size, each padded only to its own largest graph
-            (same result, less padding; see
-            :class:`~graphormer_sepnorm.nn.BucketedBias`).
+        attention_buckets (int, optional): Run the layers on this many
+            buckets of graphs of similar size, each padded only to its own
+            largest graph (same result, less padding; see
+            :class:`~graphormer_sepnorm.nn.PackedTokens`).
             (default: :obj:`4`)
     """
     def __init__(
@@ -242,34 +242,35 @@ class GraphormerSepNorm(Module):
     def encode(self, data: Data) -> tuple[Tensor, Tensor]:
         r"""Runs the encoder; returns the final token sequence
         :obj:`[num_graphs, 1 + N, hidden_channels]` (graph token first, after
-        the final norm) and the real-node mask :obj:`[num_graphs, N]`."""
-        batch_size = _num_graphs(data)
-        self._check_sizes(data, batch_size)
-        x, node_mask = self.node_encoder(data, batch_size)
-        bias = self.attention_bias(data, node_mask)
-        # Graphs sorted by size once, so that every attention bucket is a
-        # slice of the batch; the original order is restored at the end.
-        order = size_order(node_mask, self.attention_buckets)
-        if order is not None:
-            x, node_mask, bias = x[order], node_mask[order], bias[order]
-        bias = BucketedBias(bias, node_mask, self.attention_buckets)
-        if self.embedding_norm is not None:
-            x = self.embedding_norm(x, node_mask)
-        x = self.input_dropout(x)
-        for layer in self.layers:
-            x = layer(x, bias, node_mask)
-        if self.final_norm is not None:
-            x = self.final_norm(x, node_mask)
-        if order is not None:
-            inverse = torch.argsort(order)
-            x, node_mask = x[inverse], node_mask[inverse]
-        return x, node_mask
+        the final norm, zeros at padding) and the real-node mask
+        :obj:`[num_graphs, N]`."""
+        x, tokens = self._encode(data)
+        return tokens.unpack(x), tokens.node_mask
 
     def graph_embedding(self, data: Data) -> Tensor:
         r"""The graph-token embedding :obj:`[num_graphs, hidden_channels]`
         that the prediction head reads (the representation the SepNorm paper
         analyses)."""
-        return self.encode(data)[0][:, 0]
+        x, tokens = self._encode(data)
+        return x[tokens.graph_index]
+
+    def _encode(self, data: Data) -> tuple[Tensor, PackedTokens]:
+        batch_size = _num_graphs(data)
+        self._check_sizes(data, batch_size)
+        x, node_mask = self.node_encoder(data, batch_size)
+        # The layers run on packed tokens: graphs sorted into size buckets,
+        # each padded only to its own longest graph.
+        tokens = PackedTokens(node_mask, self.attention_buckets)
+        tokens.biases = self.attention_bias.bucketed(data, tokens)
+        x = tokens.pack(x)
+        if self.embedding_norm is not None:
+            x = self.embedding_norm(x, tokens)
+        x = self.input_dropout(x)
+        for layer in self.layers:
+            x = layer(x, tokens)
+        if self.final_norm is not None:
+            x = self.final_norm(x, tokens)
+        return x, tokens
 
     def forward(self, data: Data) -> Tensor:
         r"""Returns the predictions :obj:`[num_graphs, out_channels]`."""

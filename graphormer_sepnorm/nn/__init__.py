@@ -1,15 +1,15 @@
 r"""Building blocks of Graphormer with SepNorm."""
 from .attention import BiasedMultiheadAttention
-from .bucketed_bias import BucketedBias
 from .categorical_embedding import CategoricalEmbedding
 from .dropout import Dropout
 from .encoder_layer import GraphormerLayer
 from .graph_attention_bias import GraphAttentionBias
 from .node_encoder import GraphormerNodeEncoder
+from .packed_tokens import PackedTokens
 from .sep_norm import SepNorm, ShareNorm
 
 __all__ = [
-    'BiasedMultiheadAttention', 'BucketedBias', 'CategoricalEmbedding',
-    'Dropout', 'GraphormerLayer',
-    'GraphAttentionBias', 'GraphormerNodeEncoder', 'SepNorm', 'ShareNorm'
+    'BiasedMultiheadAttention', 'CategoricalEmbedding', 'Dropout',
+    'GraphormerLayer', 'GraphAttentionBias', 'GraphormerNodeEncoder',
+    'PackedTokens', 'SepNorm', 'ShareNorm'
 ]

@@ -5,8 +5,8 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.nn import Linear, Module
 
-from .bucketed_bias import BucketedBias
 from .dropout import Dropout
+from .packed_tokens import PackedTokens
 
 
 class BiasedMultiheadAttention(Module):
@@ -44,15 +44,18 @@ class BiasedMultiheadAttention(Module):
             torch.nn.init.normal_(linear.weight, std=0.02)
             torch.nn.init.zeros_(linear.bias)
 
-    def forward(self, x: Tensor, bias: Union[Tensor, BucketedBias]) -> Tensor:
+    def forward(self, x: Tensor, bias: Union[Tensor, PackedTokens]) -> Tensor:
         r"""Args:
-            x (torch.Tensor): Tokens :obj:`[batch_size, length, channels]`.
-            bias (torch.Tensor or BucketedBias): :obj:`[batch_size, heads,
-                length, length]`, or the same split into size buckets.
+            x (torch.Tensor): Tokens, padded :obj:`[batch_size, length,
+                channels]` or packed :obj:`[num_tokens, channels]`.
+            bias (torch.Tensor or PackedTokens): For padded tokens the bias
+                :obj:`[batch_size, heads, length, length]`; for packed tokens
+                their :class:`~graphormer_sepnorm.nn.PackedTokens`, which
+                holds the bias of every bucket.
         """
         if isinstance(bias, Tensor):
             return self.out(self._attend(self.qkv(x), bias))
-        return self.out(bias.apply(self._attend, self.qkv(x)))
+        return self.out(bias.attend(self._attend, self.qkv(x)))
 
     def _attend(self, qkv: Tensor, bias: Tensor) -> Tensor:
         batch_size, length, _ = qkv.shape

@@ -1,13 +1,11 @@
-from typing import Union
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 from torch.nn import Linear, Module
 
 from .attention import BiasedMultiheadAttention
-from .bucketed_bias import BucketedBias
 from .dropout import Dropout
+from .packed_tokens import PackedTokens
 
 
 class GraphormerLayer(Module):
@@ -19,7 +17,7 @@ class GraphormerLayer(Module):
     With :obj:`pre_norm=True` (the Graphormer paper's choice) each branch
     normalizes its input, :math:`x + f(\mathrm{norm}(x))`; otherwise the sum
     is normalized, :math:`\mathrm{norm}(x + f(x))`. The two norms are
-    modules with the signature :obj:`norm(x, node_mask)`:
+    modules with the signature :obj:`norm(x, tokens)`:
     :class:`~graphormer_sepnorm.nn.SepNorm` or
     :class:`~graphormer_sepnorm.nn.ShareNorm`.
 
@@ -72,24 +70,20 @@ class GraphormerLayer(Module):
         self.attention_norm.reset_parameters()
         self.ffn_norm.reset_parameters()
 
-    def forward(self, x: Tensor, bias: Union[Tensor, BucketedBias],
-                node_mask: Tensor) -> Tensor:
+    def forward(self, x: Tensor, tokens: PackedTokens) -> Tensor:
         r"""Args:
-            x (torch.Tensor): Tokens :obj:`[batch_size, 1 + N, channels]`.
-            bias (torch.Tensor or BucketedBias): Attention bias
-                :obj:`[batch_size, heads, 1 + N, 1 + N]`, possibly split
-                into size buckets.
-            node_mask (torch.Tensor): Real-node mask :obj:`[batch_size, N]`.
+            x (torch.Tensor): Packed tokens :obj:`[num_tokens, channels]`.
+            tokens (PackedTokens): Their layout, with the attention bias.
         """
-        x = self._residual(x, node_mask, self.attention_norm,
-                           lambda h: self.attention(h, bias))
-        return self._residual(x, node_mask, self.ffn_norm, self._ffn)
+        x = self._residual(x, tokens, self.attention_norm,
+                           lambda h: self.attention(h, tokens))
+        return self._residual(x, tokens, self.ffn_norm, self._ffn)
 
     def _ffn(self, x: Tensor) -> Tensor:
         return self.fc2(self.activation_dropout(F.gelu(self.fc1(x))))
 
-    def _residual(self, x: Tensor, node_mask: Tensor, norm: Module,
+    def _residual(self, x: Tensor, tokens: PackedTokens, norm: Module,
                   branch) -> Tensor:
         if self.pre_norm:
-            return x + self.dropout(branch(norm(x, node_mask)))
-        return norm(x + self.dropout(branch(x)), node_mask)
+            return x + self.dropout(branch(norm(x, tokens)))
+        return norm(x + self.dropout(branch(x)), tokens)

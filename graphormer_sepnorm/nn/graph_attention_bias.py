@@ -8,6 +8,7 @@ from torch.nn import Embedding, Module, Parameter
 from torch_geometric.data import Data
 
 from .categorical_embedding import CategoricalEmbedding
+from .packed_tokens import PackedTokens
 
 EdgeEncoding = Literal['multi_hop', 'single']
 
@@ -104,53 +105,75 @@ class GraphAttentionBias(Module):
             torch.nn.init.normal_(self.hop_weight, std=0.02)
 
     def forward(self, data: Data, node_mask: Tensor) -> Tensor:
-        r"""Returns the bias :obj:`[batch_size, heads, 1 + N, 1 + N]`.
+        r"""Returns the bias :obj:`[batch_size, heads, 1 + N, 1 + N]` of the
+        padded batch.
 
         Args:
             data (torch_geometric.data.Batch): The batch.
             node_mask (torch.Tensor): :obj:`[batch_size, N]` real-node mask
                 from :func:`~torch_geometric.utils.to_dense_batch`.
         """
-        spd, path_next = dense_shortest_paths(data, node_mask)
+        return self.bucketed(data, PackedTokens(node_mask))[0]
+
+    def bucketed(self, data: Data, tokens: PackedTokens) -> list[Tensor]:
+        r"""Returns the bias of every bucket of packed tokens,
+        :obj:`[graphs, heads, length, length]` each (see
+        :class:`~graphormer_sepnorm.nn.PackedTokens`): only the pairs of
+        each bucket's own length are ever computed.
+
+        Args:
+            data (torch_geometric.data.Batch): The batch.
+            tokens (PackedTokens): The layout of its tokens.
+        """
+        spd, path_next = dense_shortest_paths(data, tokens)  # [num_pairs]
         spatial_index = torch.where(
             spd >= 0, spd.clamp(max=self.max_distance), self.unreachable_index)
-        node_bias = self.spatial_embedding(spatial_index)  # [B, N, N, H]
+        node_bias = self.spatial_embedding(spatial_index)  # [num_pairs, H]
 
-        edge_ids = dense_edge_ids(data, node_mask)
+        edge_ids = dense_edge_ids(data, tokens)
         edge_emb = self.edge_embedding(_edge_attr_2d(data))
         # A zero row for "no edge", at index num_edges.
         edge_emb = torch.cat([edge_emb, edge_emb.new_zeros(1, self.num_heads)])
         if self.edge_encoding == 'multi_hop':
             node_bias = node_bias + self._multi_hop(spd, path_next, edge_ids,
-                                                    edge_emb)
+                                                    edge_emb, tokens)
         else:
             node_bias = node_bias + edge_emb[edge_ids]
 
+        # Pairs that may not attend get -inf added, not filled in: the
+        # backward pass then needs no copy of the gradient (which is zero
+        # there anyway, as the softmax gives those pairs no weight).
         if self.max_attention_distance is not None:
             too_far = (spd < 0) | (spd > self.max_attention_distance)
-            node_bias = node_bias.masked_fill(too_far.unsqueeze(-1),
-                                              float('-inf'))
+            node_bias = node_bias + _blocked(too_far, node_bias).unsqueeze(-1)
 
-        batch_size, num_nodes = node_mask.shape
-        node_bias = node_bias.permute(0, 3, 1, 2)  # [B, H, N, N]
+        biases = []
+        blocks = tokens.pair_blocks
+        pairs = node_bias.split([count * n * n for count, n in blocks])
+        keys = tokens.real_mask.split([count * (n + 1)
+                                       for count, n in blocks])
         virtual = self.virtual_distance.view(1, -1, 1, 1)
-        first_row = virtual.expand(batch_size, -1, 1, num_nodes + 1)
-        first_col = virtual.expand(batch_size, -1, num_nodes, 1)
-        bias = torch.cat(
-            [first_row, torch.cat([first_col, node_bias], dim=-1)], dim=-2)
-        key_mask = torch.cat([node_mask.new_ones(batch_size, 1), node_mask], 1)
-        return bias.masked_fill(~key_mask[:, None, None, :], float('-inf'))
+        for block, key_mask, (count, n) in zip(pairs, keys, blocks):
+            block = block.view(count, n, n, -1).permute(0, 3, 1, 2)
+            first_row = virtual.expand(count, -1, 1, n + 1)
+            first_col = virtual.expand(count, -1, n, 1)
+            bias = torch.cat(
+                [first_row, torch.cat([first_col, block], dim=-1)], dim=-2)
+            key_mask = key_mask.view(count, 1, 1, n + 1)
+            biases.append(bias + _blocked(~key_mask, bias))
+        return biases
 
     def _multi_hop(self, spd: Tensor, path_next: Tensor, edge_ids: Tensor,
-                   edge_emb: Tensor) -> Tensor:
+                   edge_emb: Tensor, tokens: PackedTokens) -> Tensor:
         hops = spd.clamp(min=0)  # Unreachable and padded pairs: no hops.
         max_hops = min(self.multi_hop_max_dist, int(hops.max()))
         if max_hops == 0:
-            return edge_emb.new_zeros(*spd.shape, self.num_heads)
+            return edge_emb.new_zeros(spd.numel(), self.num_heads)
         num_rows = edge_emb.size(0)
         walk = _walk_paths_compiled if spd.device.type == 'cpu' else \
             _walk_paths
-        pairs, rows = walk(hops, path_next, edge_ids, max_hops, num_rows)
+        pairs, rows = walk(hops, path_next, edge_ids, tokens.pair_blocks,
+                           max_hops, num_rows)
         # Apply each hop's matrix to the (few) edges once, then gather the
         # rows of every triple and add them up per pair (backward: one gather
         # and one small index_add into the tables).
@@ -158,9 +181,8 @@ class GraphAttentionBias(Module):
                                       self.hop_weight[:max_hops])
         values = per_hop_tables.reshape(-1, self.num_heads).index_select(
             0, rows)
-        summed = values.new_zeros(hops.numel(), self.num_heads)
+        summed = values.new_zeros(spd.numel(), self.num_heads)
         summed = summed.index_add(0, pairs, values)
-        summed = summed.view(*spd.shape, self.num_heads)
         return summed / hops.clamp(1, max_hops).unsqueeze(-1).to(summed.dtype)
 
     def __repr__(self) -> str:
@@ -171,89 +193,101 @@ class GraphAttentionBias(Module):
 
 
 def _walk_paths(hops: Tensor, path_next: Tensor, edge_ids: Tensor,
-                max_hops: int, num_rows: int) -> tuple[Tensor, Tensor]:
+                blocks: list[tuple[int, int]], max_hops: int,
+                num_rows: int) -> tuple[Tensor, Tensor]:
     r"""The (pair, hop, edge) triples of the first :obj:`max_hops` hops of
-    every pair's path, as flat pair indices into :obj:`[B, N, N]` and rows of
-    the stacked per-hop edge tables (edge id + hop * num_rows).
+    every pair's path, as indices into the packed node pairs (blocks of
+    :obj:`[graphs, nodes, nodes]`, see
+    :class:`~graphormer_sepnorm.nn.PackedTokens`) and rows of the stacked
+    per-hop edge tables (edge id + hop * num_rows).
 
     The paths are walked on the list of pairs that still have hops left, so
     only real triples are ever gathered: padding, unreachable pairs and hops
-    past a pair's distance (most of a dense :obj:`[B, N, N, K]` layout) cost
-    nothing, forward or backward.
+    past a pair's distance cost nothing, forward or backward.
     """
-    num_nodes = hops.size(1)
-    flat_hops = hops.view(-1)
-    pair = flat_hops.nonzero().view(-1)  # Flat index into [B, N, N].
-    graph = pair // (num_nodes * num_nodes)
-    target = pair % num_nodes
-    current = (pair // num_nodes) % num_nodes
-    left = flat_hops[pair]
-    flat_next = path_next.view(-1)
-    flat_edges = edge_ids.view(-1)
+    device = hops.device
+    block_nodes = torch.tensor([n for _, n in blocks], device=device)
+    block_start = torch.tensor([0] + [count * n * n for count, n in blocks],
+                               device=device).cumsum(0)
+    pair = hops.nonzero().view(-1)
+    block = torch.searchsorted(block_start[1:], pair, right=True)
+    size, start = block_nodes[block], block_start[block]
+    # The first pair of each pair's graph, and the pair's place in it.
+    base = start + (pair - start) // (size * size) * (size * size)
+    target = (pair - base) % size
+    current = (pair - base) // size
+    left = hops[pair]
     pairs, rows = [], []
     for hop in range(max_hops):
-        base = graph * (num_nodes * num_nodes)
-        step = flat_next[base + current * num_nodes + target]
+        step = path_next[base + current * size + target]
         pairs.append(pair)
-        rows.append(flat_edges[base + current * num_nodes + step] +
-                    hop * num_rows)
+        rows.append(edge_ids[base + current * size + step] + hop * num_rows)
         keep = left > hop + 1
         if hop + 1 == max_hops or not bool(keep.any()):
             break
-        pair, graph, target, left = (pair[keep], graph[keep], target[keep],
-                                     left[keep])
+        pair, base, size, target, left = (pair[keep], base[keep], size[keep],
+                                          target[keep], left[keep])
         current = step[keep]
     return torch.cat(pairs), torch.cat(rows)
 
 
 def _walk_paths_compiled(hops: Tensor, path_next: Tensor, edge_ids: Tensor,
-                         max_hops: int,
+                         blocks: list[tuple[int, int]], max_hops: int,
                          num_rows: int) -> tuple[Tensor, Tensor]:
     r""":func:`_walk_paths` on the CPU, compiled with Numba: the same
     triples in the same order within each pair, without the per-hop tensor
     operations that took a fifth of a ZINC forward pass."""
-    pairs, rows = _walk_kernel(hops.contiguous().view(-1).numpy(),
-                               path_next.contiguous().view(-1).numpy(),
-                               edge_ids.contiguous().view(-1).numpy(),
-                               hops.size(1), max_hops, num_rows)
+    block_nodes = np.array([n for _, n in blocks], dtype=np.int64)
+    block_graphs = np.array([count for count, _ in blocks], dtype=np.int64)
+    pairs, rows = _walk_kernel(hops.contiguous().numpy(),
+                               path_next.contiguous().numpy(),
+                               edge_ids.contiguous().numpy(), block_graphs,
+                               block_nodes, max_hops, num_rows)
     return torch.from_numpy(pairs), torch.from_numpy(rows)
 
 
 @numba.njit(cache=True, nogil=True)
-def _walk_kernel(hops, path_next, edge_ids, num_nodes, max_hops,
-                 num_rows):  # noqa: ANN
+def _walk_kernel(hops, path_next, edge_ids, block_graphs, block_nodes,
+                 max_hops, num_rows):  # noqa: ANN
     total = 0
     for pair in range(hops.shape[0]):
         total += min(hops[pair], max_hops)
     pairs = np.empty(total, dtype=np.int64)
     rows = np.empty(total, dtype=np.int64)
-    pairs_per_graph = num_nodes * num_nodes
     k = 0
-    for pair in range(hops.shape[0]):
-        base = (pair // pairs_per_graph) * pairs_per_graph
-        target = pair % num_nodes
-        current = (pair // num_nodes) % num_nodes
-        for hop in range(min(hops[pair], max_hops)):
-            step = path_next[base + current * num_nodes + target]
-            pairs[k] = pair
-            rows[k] = edge_ids[base + current * num_nodes + step] + \
-                hop * num_rows
-            k += 1
-            current = step
+    base = 0
+    for block in range(block_nodes.shape[0]):
+        size = block_nodes[block]
+        for _ in range(block_graphs[block]):
+            for local in range(size * size):
+                pair = base + local
+                target = local % size
+                current = local // size
+                for hop in range(min(hops[pair], max_hops)):
+                    step = path_next[base + current * size + target]
+                    pairs[k] = pair
+                    rows[k] = edge_ids[base + current * size + step] + \
+                        hop * num_rows
+                    k += 1
+                    current = step
+            base += size * size
     return pairs, rows
 
 
-def dense_shortest_paths(data: Data, node_mask: Tensor) -> tuple[Tensor,
-                                                                  Tensor]:
+def dense_shortest_paths(data: Data,
+                         tokens: PackedTokens) -> tuple[Tensor, Tensor]:
     r"""Scatters the flat per-graph :obj:`spd` and :obj:`path_next` of a batch
-    into padded :obj:`[batch_size, N, N]` long tensors (node ids local to each
-    graph; :obj:`-1` for unreachable and padded pairs)."""
+    into the packed node pairs of :obj:`tokens` (blocks of :obj:`[graphs,
+    nodes, nodes]`; with one bucket, the padded :obj:`[batch_size, N, N]`
+    flattened): long tensors of node ids local to each graph, :obj:`-1` for
+    unreachable and padded pairs."""
     if getattr(data, 'spd', None) is None or getattr(data, 'path_next',
                                                      None) is None:
         raise ValueError(
             "The graphs have no 'spd'/'path_next': build the dataset with "
             "pre_transform=graphormer_sepnorm.transforms.AddShortestPaths()")
-    batch_size, num_nodes = node_mask.shape
+    node_mask = tokens.node_mask
+    batch_size = node_mask.size(0)
     nodes_per_graph = node_mask.sum(dim=1)
     pairs_per_graph = nodes_per_graph * nodes_per_graph
     if data.spd.numel() != data.path_next.numel() or (
@@ -271,29 +305,34 @@ def dense_shortest_paths(data: Data, node_mask: Tensor) -> tuple[Tensor,
     local = local - first_pair[graph]
     size = nodes_per_graph[graph]
     row, col = local // size, local % size
-    spd = node_mask.new_full((batch_size, num_nodes, num_nodes), -1,
-                             dtype=torch.long)
+    position = (tokens.pair_offset[graph] + row * tokens.pair_stride[graph] +
+                col)
+    spd = node_mask.new_full((tokens.num_pairs, ), -1, dtype=torch.long)
     path_next = spd.clone()
-    spd[graph, row, col] = data.spd.long()
-    path_next[graph, row, col] = data.path_next.long()
+    spd[position] = data.spd.long()
+    path_next[position] = data.path_next.long()
     return spd, path_next
 
 
-def dense_edge_ids(data: Data, node_mask: Tensor) -> Tensor:
-    r"""Padded :obj:`[batch_size, N, N]` map from a node pair to the index of
-    its edge in :obj:`data.edge_index` (:obj:`num_edges` where there is
-    none)."""
-    batch_size, num_nodes = node_mask.shape
+def dense_edge_ids(data: Data, tokens: PackedTokens) -> Tensor:
+    r"""Map from the packed node pairs of :obj:`tokens` to the index of their
+    edge in :obj:`data.edge_index` (:obj:`num_edges` where there is none)."""
     num_edges = data.edge_index.size(1)
-    edge_ids = data.edge_index.new_full((batch_size, num_nodes, num_nodes),
-                                        num_edges)
+    edge_ids = data.edge_index.new_full((tokens.num_pairs, ), num_edges)
     src, dst = data.edge_index
     graph = _node_batch(data)[src]
-    nodes_per_graph = node_mask.sum(dim=1)
+    nodes_per_graph = tokens.node_mask.sum(dim=1)
     offset = (torch.cumsum(nodes_per_graph, 0) - nodes_per_graph)[graph]
-    edge_ids[graph, src - offset, dst - offset] = torch.arange(
-        num_edges, device=src.device)
+    position = (tokens.pair_offset[graph] +
+                (src - offset) * tokens.pair_stride[graph] + dst - offset)
+    edge_ids[position] = torch.arange(num_edges, device=src.device)
     return edge_ids
+
+
+def _blocked(mask: Tensor, like: Tensor) -> Tensor:
+    r""":obj:`-inf` where :obj:`mask` is true, :obj:`0` elsewhere, in the
+    dtype of :obj:`like`."""
+    return like.new_zeros(mask.shape).masked_fill_(mask, float('-inf'))
 
 
 def _node_batch(data: Data) -> Tensor:

@@ -1,4 +1,4 @@
-from typing import Literal
+from typing import Literal, Union
 
 import torch
 import torch.distributed as dist
@@ -6,6 +6,8 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.nn import BatchNorm1d, LayerNorm, Module
 from torch.nn.modules.batchnorm import _BatchNorm
+
+from .packed_tokens import PackedTokens
 
 NormKind = Literal['batch', 'layer']
 
@@ -16,8 +18,10 @@ class SepNorm(Module):
     <https://arxiv.org/abs/2309.12931>`_ paper (Chen et al., NeurIPS 2023).
 
     The input is a padded token sequence :obj:`[batch_size, 1 + max_nodes,
-    channels]` whose token :obj:`0` is the graph token of each graph. The
-    graph tokens and the node tokens are normalized by two different layers:
+    channels]` whose token :obj:`0` is the graph token of each graph (or the
+    same sequences packed, see :class:`~graphormer_sepnorm.nn.PackedTokens`).
+    The graph tokens and the node tokens are normalized by two different
+    layers:
 
     * :obj:`"batch"`: :class:`torch.nn.BatchNorm1d` statistics over the
       tokens of the batch (for node tokens, over the real nodes only: padding
@@ -67,25 +71,33 @@ class SepNorm(Module):
                 norm.reset_running_stats()
             norm.reset_parameters()
 
-    def forward(self, x: Tensor, node_mask: Tensor) -> Tensor:
-        r"""Normalizes a padded token sequence.
+    def forward(self, x: Tensor,
+                tokens: Union[Tensor, PackedTokens]) -> Tensor:
+        r"""Normalizes a batch of token sequences.
 
         Args:
-            x (torch.Tensor): Tokens :obj:`[batch_size, 1 + max_nodes,
-                channels]`, graph token first.
-            node_mask (torch.Tensor): :obj:`[batch_size, max_nodes]`, true for
-                real nodes and false for padding.
+            x (torch.Tensor): Padded tokens :obj:`[batch_size, 1 + max_nodes,
+                channels]` (graph token first), or packed tokens
+                :obj:`[num_tokens, channels]`.
+            tokens (torch.Tensor or PackedTokens): For padded tokens the node
+                mask :obj:`[batch_size, max_nodes]` (true for real nodes,
+                false for padding); for packed tokens their
+                :class:`~graphormer_sepnorm.nn.PackedTokens`.
         """
-        graph_tokens = self._normalize_graph_tokens(x[:, 0])
-        node_tokens = x[:, 1:]
+        if isinstance(tokens, Tensor):
+            packed = PackedTokens(tokens)  # One bucket: the padded layout.
+            return self(x.flatten(0, 1), packed).view_as(x)
+        graph_tokens = self._normalize_graph_tokens(x[tokens.graph_index])
         # _BatchNorm also covers SyncBatchNorm (no BatchNorm1d subclass).
         if isinstance(self.node_norm, _BatchNorm):
-            out = torch.zeros_like(node_tokens)
-            out[node_mask] = self.node_norm(node_tokens[node_mask])
-            node_tokens = out
+            out = torch.zeros_like(x)
+            out[tokens.node_index] = self.node_norm(x[tokens.node_index])
         else:
-            node_tokens = self.node_norm(node_tokens)
-        return torch.cat([graph_tokens.unsqueeze(1), node_tokens], dim=1)
+            out = self.node_norm(x)
+        # In place: no copy of every token to swap the graph tokens in (the
+        # layer norm's backward does not need its output).
+        out[tokens.graph_index] = graph_tokens
+        return out
 
     def _normalize_graph_tokens(self, tokens: Tensor) -> Tensor:
         norm = self.graph_norm
@@ -123,9 +135,10 @@ class ShareNorm(Module):
         r"""Resets all learnable parameters."""
         self.norm.reset_parameters()
 
-    def forward(self, x: Tensor, node_mask: Tensor) -> Tensor:
-        r"""Normalizes every token of :obj:`x` on its own; :obj:`node_mask` is
-        accepted for interface parity with :class:`SepNorm`."""
+    def forward(self, x: Tensor,
+                tokens: Union[Tensor, PackedTokens]) -> Tensor:
+        r"""Normalizes every token of :obj:`x` on its own; :obj:`tokens` (as
+        for :class:`SepNorm`) is accepted for interface parity."""
         return self.norm(x)
 
     def __repr__(self) -> str:

@@ -118,8 +118,9 @@ _MODEL_DOCS: list[tuple[str, str, str, Optional[tuple], bool]] = [
     ('max_nodes', 'int', 'Largest graph the model accepts.', None, False),
     ('directed', 'bool', 'Separate in- and out-degree embeddings.', None,
      False),
-    ('attention_buckets', 'int', 'Attend in this many buckets of graphs of '
-     'similar size (same result, less padding).', None, False),
+    ('attention_buckets', 'int', 'Run the encoder on this many buckets of '
+     'graphs of similar size, each padded only to its own largest graph '
+     '(same result, less padding).', None, False),
 ]
 
 

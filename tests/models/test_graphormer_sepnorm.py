@@ -85,20 +85,24 @@ def test_head_reads_only_the_graph_token(graphs):
     model = eval_model()
     batch = Batch.from_data_list(graphs[:8])
 
-    def scramble(tokens):
-        out = tokens.clone()
-        out[:, 1:] = 100 * torch.randn_like(out[:, 1:])
+    # The final norm's output: packed tokens; inputs[1] is their layout.
+    def scramble(module, inputs, output):
+        graph_rows = inputs[1].graph_index
+        out = 100 * torch.randn_like(output)
+        out[graph_rows] = output[graph_rows]
+        return out
+
+    def shift_graph_token(module, inputs, output):
+        out = output.clone()
+        out[inputs[1].graph_index] += 1.0
         return out
 
     with torch.no_grad():
         reference = model(batch)
-        handle = model.final_norm.register_forward_hook(
-            lambda module, inputs, output: scramble(output))
+        handle = model.final_norm.register_forward_hook(scramble)
         scrambled_nodes = model(batch)
         handle.remove()
-        handle = model.final_norm.register_forward_hook(
-            lambda module, inputs, output: torch.cat(
-                [output[:, :1] + 1.0, output[:, 1:]], dim=1))
+        handle = model.final_norm.register_forward_hook(shift_graph_token)
         shifted_graph_token = model(batch)
         handle.remove()
     torch.testing.assert_close(reference, scrambled_nodes)

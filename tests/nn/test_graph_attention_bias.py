@@ -7,7 +7,7 @@ from conftest import load_real_zinc
 from torch_geometric.data import Batch, Data
 from torch_geometric.utils import to_dense_batch
 
-from graphormer_sepnorm.nn import GraphAttentionBias
+from graphormer_sepnorm.nn import GraphAttentionBias, PackedTokens
 from graphormer_sepnorm.transforms import AddShortestPaths
 
 
@@ -134,12 +134,42 @@ def test_compiled_walk_matches_the_tensor_walk(max_hops):
         _walk_paths, _walk_paths_compiled, dense_edge_ids,
         dense_shortest_paths)
     _, batch, node_mask = real_batch(limit=12, extra=[salt_graph()])
-    spd, path_next = dense_shortest_paths(batch, node_mask)
-    edge_ids = dense_edge_ids(batch, node_mask)
+    tokens = PackedTokens(node_mask, num_buckets=3)
+    spd, path_next = dense_shortest_paths(batch, tokens)
+    edge_ids = dense_edge_ids(batch, tokens)
     hops = spd.clamp(min=0)
-    expected = _walk_paths(hops, path_next, edge_ids, max_hops, 1000)
-    compiled = _walk_paths_compiled(hops, path_next, edge_ids, max_hops, 1000)
+    expected = _walk_paths(hops, path_next, edge_ids, tokens.pair_blocks,
+                           max_hops, 1000)
+    compiled = _walk_paths_compiled(hops, path_next, edge_ids,
+                                    tokens.pair_blocks, max_hops, 1000)
     assert compiled[0].numel() == int(hops.clamp(max=max_hops).sum())
     order = torch.argsort(expected[0], stable=True)
     assert torch.equal(compiled[0], expected[0][order])
     assert torch.equal(compiled[1], expected[1][order])
+
+
+@pytest.mark.parametrize('edge_encoding', ['multi_hop', 'single'])
+def test_bucketed_bias_is_the_padded_bias_of_each_bucket(edge_encoding):
+    torch.manual_seed(0)
+    _, batch, node_mask = real_batch(limit=12, extra=[salt_graph()])
+    module = GraphAttentionBias(4, [4], edge_encoding, multi_hop_max_dist=5,
+                                max_attention_distance=6)
+    padded = module(batch, node_mask)
+    tokens = PackedTokens(node_mask, num_buckets=3)
+    biases = module.bucketed(batch, tokens)
+    expected, start = [], 0
+    for count, length in tokens.buckets:
+        graphs = tokens.order[start:start + count]
+        expected.append(padded[graphs, :, :length, :length])
+        start += count
+    assert start == padded.size(0)
+    for bias, padded_bias in zip(biases, expected):
+        torch.testing.assert_close(bias, padded_bias)
+
+    def loss(parts):
+        return sum(p.nan_to_num(neginf=0).square().sum() for p in parts)
+
+    padded_grads = torch.autograd.grad(loss(expected), module.parameters())
+    bucketed_grads = torch.autograd.grad(loss(biases), module.parameters())
+    for got, expected in zip(bucketed_grads, padded_grads):
+        torch.testing.assert_close(got, expected)
