@@ -36,6 +36,16 @@ class PackedTokens:
             token, token :obj:`1 + i` is node :obj:`i`).
         num_buckets (int, optional): Number of size buckets.
             (default: :obj:`1`)
+
+    Attributes:
+        buckets (list[tuple[int, int]]): :obj:`(graphs, length)` per bucket.
+        order (torch.Tensor or None): The graphs sorted by size (:obj:`None`
+            with one bucket).
+        graph_index (torch.Tensor): Packed row of each graph's graph token,
+            graphs in their original order.
+        node_index (torch.Tensor): Packed rows of the real node tokens.
+        real_mask (torch.Tensor): Per packed row, true for a graph or node
+            token and false for padding.
     """
     def __init__(self, node_mask: Tensor, num_buckets: int = 1) -> None:
         batch_size, num_nodes = node_mask.shape
