@@ -39,6 +39,9 @@ class GraphAttentionBias(Module):
 
     The input is a :class:`~torch_geometric.data.Batch` built from graphs that
     went through :class:`~graphormer_sepnorm.transforms.AddShortestPaths`.
+    :meth:`forward` returns the bias of the padded batch; :meth:`bucketed`
+    the bias of each size bucket of
+    :class:`~graphormer_sepnorm.nn.PackedTokens`, as the model uses it.
 
     Args:
         num_heads (int): Number of attention heads.
