@@ -289,9 +289,7 @@ def dense_shortest_paths(data: Data,
         raise ValueError(
             "The graphs have no 'spd'/'path_next': build the dataset with "
             "pre_transform=graphormer_sepnorm.transforms.AddShortestPaths()")
-    node_mask = tokens.node_mask
-    batch_size = node_mask.size(0)
-    nodes_per_graph = node_mask.sum(dim=1)
+    nodes_per_graph = tokens.nodes_per_graph
     pairs_per_graph = nodes_per_graph * nodes_per_graph
     if data.spd.numel() != data.path_next.numel() or (
             data.spd.numel() != int(pairs_per_graph.sum())):
@@ -300,17 +298,18 @@ def dense_shortest_paths(data: Data,
             "the nodes were changed after AddShortestPaths ran. Apply "
             "AddShortestPaths last (after any transform that adds or drops "
             "nodes)")
+    device = nodes_per_graph.device
     graph = torch.repeat_interleave(
-        torch.arange(batch_size, device=node_mask.device), pairs_per_graph,
+        torch.arange(tokens.num_graphs, device=device), pairs_per_graph,
         output_size=data.spd.numel())
     first_pair = torch.cumsum(pairs_per_graph, 0) - pairs_per_graph
-    local = torch.arange(data.spd.numel(), device=node_mask.device)
+    local = torch.arange(data.spd.numel(), device=device)
     local = local - first_pair[graph]
     size = nodes_per_graph[graph]
     row, col = local // size, local % size
     position = (tokens.pair_offset[graph] + row * tokens.pair_stride[graph] +
                 col)
-    spd = node_mask.new_full((tokens.num_pairs, ), -1, dtype=torch.long)
+    spd = torch.full((tokens.num_pairs, ), -1, device=device)
     path_next = spd.clone()
     spd[position] = data.spd.long()
     path_next[position] = data.path_next.long()
@@ -324,7 +323,7 @@ def dense_edge_ids(data: Data, tokens: PackedTokens) -> Tensor:
     edge_ids = data.edge_index.new_full((tokens.num_pairs, ), num_edges)
     src, dst = data.edge_index
     graph = _node_batch(data)[src]
-    nodes_per_graph = tokens.node_mask.sum(dim=1)
+    nodes_per_graph = tokens.nodes_per_graph
     offset = (torch.cumsum(nodes_per_graph, 0) - nodes_per_graph)[graph]
     position = (tokens.pair_offset[graph] +
                 (src - offset) * tokens.pair_stride[graph] + dst - offset)

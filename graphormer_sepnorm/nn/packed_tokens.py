@@ -46,10 +46,13 @@ class PackedTokens:
         node_index (torch.Tensor): Packed rows of the real node tokens.
         real_mask (torch.Tensor): Per packed row, true for a graph or node
             token and false for padding.
+        nodes_per_graph (torch.Tensor): Real nodes of each graph, graphs in
+            their original order.
     """
     def __init__(self, node_mask: Tensor, num_buckets: int = 1) -> None:
         batch_size, num_nodes = node_mask.shape
         self.node_mask = node_mask
+        self.nodes_per_graph = node_mask.sum(dim=1)
         self.num_graphs = batch_size
         self.padded_length = 1 + num_nodes
         device = node_mask.device
@@ -66,9 +69,8 @@ class PackedTokens:
                 num_nodes**2
             self.pair_stride = torch.full_like(self.pair_offset, num_nodes)
         else:
-            sizes = node_mask.sum(dim=1)
-            self.order = torch.argsort(sizes, stable=True)
-            sorted_sizes = sizes[self.order].tolist()
+            self.order = torch.argsort(self.nodes_per_graph, stable=True)
+            sorted_sizes = self.nodes_per_graph[self.order].tolist()
             bounds = [round(i * batch_size / num_buckets)
                       for i in range(num_buckets + 1)]
             self.buckets = [(stop - start, 1 + sorted_sizes[stop - 1])
