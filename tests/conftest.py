@@ -46,6 +46,19 @@ def load_real_zinc(split: str = 'val', limit: int = None) -> list[Data]:
     return graphs
 
 
+def bucket_slices(padded_bias: torch.Tensor, tokens) -> list[torch.Tensor]:
+    """The bias of each bucket of ``tokens`` (a PackedTokens), cut from the
+    padded bias ``[batch_size, heads, 1 + N, 1 + N]`` by hand: the bucket's
+    graphs in sorted order, its own length."""
+    slices, start = [], 0
+    for count, length in tokens.buckets:
+        graphs = tokens.order[start:start + count]
+        slices.append(padded_bias[graphs, :, :length, :length])
+        start += count
+    assert start == padded_bias.size(0)
+    return slices
+
+
 @pytest.fixture(scope='session')
 def zinc_val_graphs() -> list[Data]:
     return load_real_zinc('val')

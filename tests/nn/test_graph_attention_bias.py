@@ -3,7 +3,7 @@ import math
 
 import pytest
 import torch
-from conftest import load_real_zinc
+from conftest import bucket_slices, load_real_zinc
 from torch_geometric.data import Batch, Data
 from torch_geometric.utils import to_dense_batch
 
@@ -157,12 +157,7 @@ def test_bucketed_bias_is_the_padded_bias_of_each_bucket(edge_encoding):
     padded = module(batch, node_mask)
     tokens = PackedTokens(node_mask, num_buckets=3)
     biases = module.bucketed(batch, tokens)
-    expected, start = [], 0
-    for count, length in tokens.buckets:
-        graphs = tokens.order[start:start + count]
-        expected.append(padded[graphs, :, :length, :length])
-        start += count
-    assert start == padded.size(0)
+    expected = bucket_slices(padded, tokens)
     for bias, padded_bias in zip(biases, expected):
         torch.testing.assert_close(bias, padded_bias)
 

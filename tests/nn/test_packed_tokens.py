@@ -2,7 +2,7 @@
 what one padded batch computes."""
 import pytest
 import torch
-from conftest import load_real_zinc
+from conftest import bucket_slices, load_real_zinc
 from torch_geometric.data import Batch
 
 from graphormer_sepnorm import AddShortestPaths, GraphormerSepNorm
@@ -66,11 +66,7 @@ def test_bucketed_attention_equals_padded_attention(num_buckets):
     padded_grads = torch.autograd.grad(padded[key_mask].square().sum(),
                                        (x, bias))
     tokens = PackedTokens(node_mask, num_buckets)
-    tokens.biases, start = [], 0
-    for count, length in tokens.buckets:
-        graphs = tokens.order[start:start + count]
-        tokens.biases.append(bias[graphs, :, :length, :length])
-        start += count
+    tokens.biases = bucket_slices(bias, tokens)
     packed = tokens.unpack(attention(tokens.pack(x), tokens))
     packed_grads = torch.autograd.grad(packed[key_mask].square().sum(),
                                        (x, bias))
