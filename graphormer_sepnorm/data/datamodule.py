@@ -292,11 +292,16 @@ class GraphDataModule(_Base):
     Args:
         data_config (dict): The :obj:`data` section.
         seed (int): Seed of the batch order.
+        eval_test (bool, optional): Evaluate the test split beside the
+            validation split at every validation (default: :obj:`True`);
+            :obj:`False` for tuning trials, which must never read test.
     """
-    def __init__(self, data_config: dict, seed: int = 0) -> None:
+    def __init__(self, data_config: dict, seed: int = 0,
+                 eval_test: bool = True) -> None:
         super().__init__()
         self.cfg = dict(data_config)
         self.seed = seed
+        self.eval_test = eval_test
         self.splits: Optional[GraphSplits] = None
         self.target_mean = 0.0
         self.target_std = 1.0
@@ -371,8 +376,12 @@ class GraphDataModule(_Base):
 
     def val_dataloader(self) -> list[GraphBatchLoader]:
         # Validation and test every epoch: the test metric is reported at
-        # the epoch of the best validation metric (OGB convention).
-        return [self._loader('val', False), self._loader('test', False)]
+        # the epoch of the best validation metric (OGB convention). Tuning
+        # trials leave test out, so hyperparameters never see it.
+        loaders = [self._loader('val', False)]
+        if self.eval_test:
+            loaders.append(self._loader('test', False))
+        return loaders
 
     def test_dataloader(self) -> GraphBatchLoader:
         return self._loader('test', train=False)

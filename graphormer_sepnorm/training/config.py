@@ -200,6 +200,9 @@ def _build_options() -> list[Option]:
         o('train.num_nodes', 'int', 1, 'Machines (DDP).'),
         o('train.check_val_every_n_epoch', 'int', 1,
           'Validate (and test) every N epochs.'),
+        o('train.eval_test', 'bool', True, 'Evaluate the test split at every '
+          'validation (false: never read test, for tuning trials; the test '
+          'columns of metrics.csv stay empty).'),
         o('train.log_every_n_steps', 'int', 50,
           'Logging interval of the step-level logs (CSV/TensorBoard).'),
         o('train.checkpoint_every_n_steps', 'int', 1000,

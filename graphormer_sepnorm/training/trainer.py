@@ -7,7 +7,8 @@ A run directory (``<output_dir>/<run_name>``) holds::
                            steps and at every validation); --resume reads it
     checkpoints/best.ckpt  state at the best validation metric
     model.safetensors      the best model with its ModelCard (no pickle)
-    metrics.csv            one row per validation epoch
+    metrics.csv            one row per validation epoch (test columns empty
+                           with train.eval_test=false)
     curves.png             learning curves
     results.json           summary (best validation, test at best, ...)
     logs/                  Lightning CSV logs (and TensorBoard if enabled)
@@ -205,7 +206,8 @@ def train(config: dict, resume: bool = False) -> Optional[dict]:
     if rank_zero_only.rank == 0:
         run_dir.mkdir(parents=True, exist_ok=True)
         dump_config(config, run_dir / 'config.yaml')
-    datamodule = GraphDataModule(config['data'], seed=config['seed'])
+    datamodule = GraphDataModule(config['data'], seed=config['seed'],
+                                 eval_test=config['train']['eval_test'])
     module = GraphormerLitModule(config,
                                  metrics_file=str(run_dir / 'metrics.csv'))
     trainer, best_cb, _ = build_trainer(config, run_dir)
@@ -274,6 +276,7 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
         'steps': int(trainer.global_step),
         'epochs_completed': len(history),
         'wall_time_s': module.wall_time_s,
+        'cpu_time_s': module.cpu_time_s,
         'train_time_s': module.train_time_s,
         'metric': metric,
         'higher_is_better': info.higher_is_better,

@@ -39,7 +39,8 @@ def _rows(run_dir):
 
 
 def _without_time(rows):
-    return [{k: v for k, v in r.items() if k != 'wall_time_s'} for r in rows]
+    return [{k: v for k, v in r.items()
+             if k not in ('wall_time_s', 'cpu_time_s')} for r in rows]
 
 
 def _max_weight_diff(a, b):
@@ -92,6 +93,38 @@ def test_zinc_training_writes_the_run_directory(zinc_run):
         results['test_metric_at_best_val'])
     assert model.config['num_layers'] == 1
     assert (run_dir / 'curves.png').stat().st_size > 1000
+
+
+def test_without_test_evaluation_test_is_never_read(zinc_run, zinc_root,
+                                                    tmp_path, monkeypatch):
+    """train.eval_test=false (tuning trials): the test split is never
+    batched, its columns stay empty, and training is otherwise the same run
+    as with test evaluation (same validation metrics and weights)."""
+    from graphormer_sepnorm.data import datamodule
+    reference, _ = zinc_run
+    loaded_splits = []
+    original = datamodule.GraphDataModule._loader
+
+    def recording_loader(self, split, train):
+        loaded_splits.append(split)
+        return original(self, split, train)
+
+    monkeypatch.setattr(datamodule.GraphDataModule, '_loader',
+                        recording_loader)
+    args = _zinc_args(zinc_root, tmp_path, 'C', 'train.max_steps=16',
+                      'optim.total_steps=16',
+                      'train.checkpoint_every_n_steps=5',
+                      'train.eval_test=false')
+    assert train_main(args) == 0
+    assert 'test' not in loaded_splits and 'val' in loaded_splits
+    rows, expected = _rows(tmp_path / 'C'), _rows(reference)
+    assert [r['test_mae'] for r in rows] == [''] * 4
+    assert _without_time(rows) == [dict(r, test_mae='')
+                                   for r in _without_time(expected)]
+    results = json.loads((tmp_path / 'C' / 'results.json').read_text())
+    assert results['test_metric_at_best_val'] is None
+    assert results['cpu_time_s'] > 0
+    assert _max_weight_diff(reference, tmp_path / 'C') == 0.0
 
 
 def test_evaluate_script_reproduces_the_test_metric(zinc_run, capsys):
