@@ -1,0 +1,259 @@
+#!/usr/bin/env python
+r"""Run a plan of training runs on the CPU, a few side by side with one
+thread each, resumably, and keep each finished run's artefacts.
+
+A plan is a YAML file (see ``benchmarks/plans/``)::
+
+    destination: benchmarks/results/tuning/zinc_subset  # artefacts, in git
+    configs: [configs/cpu/zinc_subset_sepnorm.yaml,
+              configs/cpu/zinc_subset_sharenorm.yaml]
+    seeds: [0, 1]
+    common: [train.eval_test=false]     # overrides of every run
+    trials:                             # name -> overrides of that trial
+      lr5e-4: [optim.lr=5e-4]
+      lr1e-3: [optim.lr=1e-3]
+
+Every (trial, seed, config) is one run of ``scripts/train.py``; the runs of
+one trial and seed start next to each other, so SepNorm and ShareNorm share
+the machine under the same conditions. A run writes its run directory under
+``--workdir`` (checkpoints stay there, out of git); when it finishes, its
+``config.yaml``, ``metrics.csv``, ``results.json`` and ``curves.png`` are
+copied to ``<destination>/<trial>/<norm>_seed<seed>/`` and
+``results.json`` gets a ``protocol`` entry (plan, trial, overrides, code
+commit). Running the plan again skips finished runs and continues
+interrupted ones with ``--resume``, so a stopped session loses at most one
+checkpoint interval per run. Paths are given relative to the repository
+(run from its root), so no absolute path of this machine enters an
+artefact; the copy is refused if one does.
+
+Example::
+
+    python benchmarks/cpu_protocol.py benchmarks/plans/tune_zinc_subset_lr.yaml
+    python benchmarks/cpu_protocol.py PLAN --dry-run     # list the runs
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+#: Files of a finished run that are kept (never the checkpoints).
+ARTEFACTS = ('config.yaml', 'metrics.csv', 'results.json', 'curves.png')
+#: Environment of every run: one thread per run, runs side by side.
+ONE_THREAD = {'OMP_NUM_THREADS': '1', 'MKL_NUM_THREADS': '1',
+              'NUMBA_NUM_THREADS': '1'}
+
+
+class PlanError(ValueError):
+    r"""The plan file is invalid; the message names the key."""
+
+
+@dataclass
+class Run:
+    r"""One training run of a plan."""
+    trial: str
+    seed: int
+    config: str
+    overrides: list[str]
+    trial_overrides: list[str]
+    norm: str
+    destination: Path
+    workdir: Path
+    process: Optional[subprocess.Popen] = field(default=None, repr=False)
+    started: float = 0.0
+
+    @property
+    def name(self) -> str:
+        return f'{self.norm}_seed{self.seed}'
+
+    @property
+    def run_dir(self) -> Path:
+        return self.workdir / self.trial / self.name
+
+    @property
+    def kept_dir(self) -> Path:
+        return self.destination / self.trial / self.name
+
+    @property
+    def finished(self) -> bool:
+        return (self.kept_dir / 'results.json').is_file()
+
+    def command(self) -> list[str]:
+        args = [sys.executable, 'scripts/train.py', '--config', self.config,
+                *self.overrides, *self.trial_overrides, f'seed={self.seed}',
+                f'output_dir={self.run_dir.parent}', f'run_name={self.name}',
+                'train.progress_bar=false']
+        if (self.run_dir / 'checkpoints' / 'last.ckpt').is_file():
+            args.append('--resume')
+        return args
+
+
+def load_plan(path: Path, workdir: Path) -> list[Run]:
+    r"""The runs of a plan file, in execution order (trial, seed, config)."""
+    if not path.is_file():
+        raise PlanError(f"plan {path} does not exist")
+    plan = yaml.safe_load(path.read_text()) or {}
+    missing = {'destination', 'configs', 'seeds', 'trials'} - set(plan)
+    if missing:
+        raise PlanError(f"plan {path} lacks {', '.join(sorted(missing))}")
+    unknown = set(plan) - {'destination', 'configs', 'seeds', 'trials',
+                           'common'}
+    if unknown:
+        raise PlanError(f"plan {path}: unknown keys {sorted(unknown)}")
+    if not isinstance(plan['trials'], dict) or not plan['trials']:
+        raise PlanError(f"plan {path}: 'trials' must map trial names to "
+                        f"lists of overrides")
+    destination = Path(plan['destination'])
+    if destination.is_absolute():
+        raise PlanError(f"plan {path}: 'destination' must be relative to the "
+                        f"repository, got {destination}")
+    norms = {}
+    for config in plan['configs']:
+        if not Path(config).is_file():
+            raise PlanError(f"plan {path}: config {config} does not exist")
+        norms[config] = _norm_of(config)
+    runs = []
+    for trial, trial_overrides in plan['trials'].items():
+        for seed in plan['seeds']:
+            for config in plan['configs']:
+                runs.append(Run(trial=str(trial), seed=int(seed),
+                                config=config,
+                                overrides=list(plan.get('common') or []),
+                                trial_overrides=list(trial_overrides or []),
+                                norm=norms[config], destination=destination,
+                                workdir=workdir / destination.name))
+    return runs
+
+
+def _norm_of(config: str) -> str:
+    sys.path.insert(0, str(REPO))
+    from graphormer_sepnorm.training.config import load_config
+    return load_config(config, env={}, check_paths=False)['model']['norm']
+
+
+def _commit() -> str:
+    result = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'],
+                            capture_output=True, text=True, cwd=REPO)
+    dirty = subprocess.run(['git', 'status', '--porcelain', '--',
+                            'graphormer_sepnorm', 'configs', 'scripts'],
+                           capture_output=True, text=True, cwd=REPO)
+    commit = result.stdout.strip() or 'unknown'
+    return commit + ('+dirty' if dirty.stdout.strip() else '')
+
+
+def keep_artefacts(run: Run, plan_path: Path, commit: str) -> None:
+    r"""Copies a finished run's artefacts to its destination, adds the
+    protocol entry to results.json, and refuses absolute paths."""
+    run.kept_dir.mkdir(parents=True, exist_ok=True)
+    for name in ARTEFACTS:
+        source = run.run_dir / name
+        if source.is_file():
+            shutil.copy2(source, run.kept_dir / name)
+    results_path = run.kept_dir / 'results.json'
+    results = json.loads(results_path.read_text())
+    results['protocol'] = {'plan': plan_path.as_posix(), 'trial': run.trial,
+                           'overrides': run.trial_overrides,
+                           'config': run.config, 'commit': commit}
+    results_path.write_text(json.dumps(results, indent=2) + '\n')
+    for name in ('config.yaml', 'results.json', 'metrics.csv'):
+        text = (run.kept_dir / name).read_text()
+        for marker in {str(REPO), str(Path.home()), os.getcwd()}:
+            if marker and marker != '/' and marker in text:
+                raise RuntimeError(f"{run.kept_dir / name} holds the absolute "
+                                   f"path {marker}; run from the repository "
+                                   f"root with relative paths")
+
+
+def run_plan(plan_path: Path, jobs: int, workdir: Path,
+             dry_run: bool = False) -> int:
+    r"""Runs the unfinished runs of a plan, :obj:`jobs` at a time; returns
+    the number of runs that failed."""
+    runs = load_plan(plan_path, workdir)
+    todo = [run for run in runs if not run.finished]
+    print(f"{plan_path}: {len(runs)} runs, {len(runs) - len(todo)} finished, "
+          f"{len(todo)} to run, {jobs} at a time", flush=True)
+    if dry_run:
+        for run in todo:
+            print(' '.join(run.command()[1:]))
+        return 0
+    commit = _commit()
+    env = dict(os.environ, **ONE_THREAD)
+    env.pop('GRAPHORMER_DATA_ROOT', None)
+    active: list[Run] = []
+    failed = 0
+    while todo or active:
+        while todo and len(active) < jobs:
+            run = todo.pop(0)
+            run.run_dir.parent.mkdir(parents=True, exist_ok=True)
+            log = open(run.run_dir.parent / f'{run.name}.log', 'a')
+            command = run.command()
+            print(f"start  {run.trial}/{run.name}"
+                  f"{' (resume)' if '--resume' in command else ''}",
+                  flush=True)
+            run.process = subprocess.Popen(command, cwd=REPO, env=env,
+                                           stdout=log, stderr=log)
+            run.started = time.time()
+            active.append(run)
+        time.sleep(5)
+        for run in [r for r in active if r.process.poll() is not None]:
+            active.remove(run)
+            minutes = (time.time() - run.started) / 60
+            if run.process.returncode == 0:
+                keep_artefacts(run, plan_path, commit)
+                print(f"done   {run.trial}/{run.name} in {minutes:.1f} min "
+                      f"-> {run.kept_dir}", flush=True)
+            else:
+                failed += 1
+                print(f"FAILED {run.trial}/{run.name} (exit "
+                      f"{run.process.returncode}); see "
+                      f"{run.run_dir.parent / (run.name + '.log')}",
+                      flush=True)
+    return failed
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split('\n\n')[0],
+        epilog=__doc__.split('\n\n', 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('plans', nargs='+', type=Path,
+                        help='plan YAML files, run one after the other')
+    parser.add_argument('--jobs', type=int, default=2,
+                        help='runs side by side, one thread each (default: '
+                        '%(default)s, one per core of the build machine)')
+    parser.add_argument('--workdir', type=Path, default=Path('runs/cpu'),
+                        help='where run directories and checkpoints live '
+                        '(relative to the repository; default: %(default)s)')
+    parser.add_argument('--dry-run', action='store_true',
+                        help='list the runs still to do and exit')
+    args = parser.parse_args(argv)
+    if Path.cwd().resolve() != REPO:
+        print(f"error: run from the repository root ({REPO}), so that every "
+              f"path in the artefacts is relative", file=sys.stderr)
+        return 2
+    if args.workdir.is_absolute():
+        print("error: --workdir must be relative to the repository",
+              file=sys.stderr)
+        return 2
+    failed = 0
+    for plan in args.plans:
+        try:
+            failed += run_plan(plan, args.jobs, args.workdir, args.dry_run)
+        except PlanError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
