@@ -165,13 +165,35 @@ def keep_artefacts(run: Run, plan_path: Path, commit: str) -> None:
                            'overrides': run.trial_overrides,
                            'config': run.config, 'commit': commit}
     results_path.write_text(json.dumps(results, indent=2) + '\n')
-    for name in ('config.yaml', 'results.json', 'metrics.csv'):
-        text = (run.kept_dir / name).read_text()
-        for marker in {str(REPO), str(Path.home()), os.getcwd()}:
-            if marker and marker != '/' and marker in text:
-                raise RuntimeError(f"{run.kept_dir / name} holds the absolute "
-                                   f"path {marker}; run from the repository "
-                                   f"root with relative paths")
+    config = yaml.safe_load((run.kept_dir / 'config.yaml').read_text())
+    absolute = _absolute_paths(config) + _absolute_paths(results)
+    if absolute:
+        raise RuntimeError(f"{run.kept_dir} holds absolute paths {absolute}; "
+                           f"run from the repository root with relative "
+                           f"paths")
+
+
+def _absolute_paths(value) -> list[str]:
+    if isinstance(value, dict):
+        return [p for v in value.values() for p in _absolute_paths(v)]
+    if isinstance(value, list):
+        return [p for v in value for p in _absolute_paths(v)]
+    return [value] if isinstance(value, str) and os.path.isabs(value) else []
+
+
+def prepare_datasets(runs: list[Run]) -> None:
+    r"""Processes every dataset of the plan once, before runs start side by
+    side: two runs processing the same data root at once would race."""
+    from graphormer_sepnorm.data.datamodule import GraphDataModule
+    from graphormer_sepnorm.training.config import load_config
+    prepared = set()
+    for run in runs:
+        config = load_config(run.config, run.overrides + run.trial_overrides,
+                             env={})
+        key = (config['data']['name'], config['data']['root'])
+        if key not in prepared:
+            GraphDataModule(config['data']).prepare_data()
+            prepared.add(key)
 
 
 def run_plan(plan_path: Path, jobs: int, workdir: Path,
@@ -186,6 +208,7 @@ def run_plan(plan_path: Path, jobs: int, workdir: Path,
         for run in todo:
             print(' '.join(run.command()[1:]))
         return 0
+    prepare_datasets(todo)
     commit = _commit()
     env = dict(os.environ, **ONE_THREAD)
     env.pop('GRAPHORMER_DATA_ROOT', None)

@@ -1,37 +1,65 @@
 #!/usr/bin/env python
-"""Regenerate the results table (markdown) and the validation-curve plot from
-training runs: one row per (dataset, norm), mean ± std over seeds of the test
-metric at the best validation epoch, beside the SepNorm paper's numbers."""
+"""Regenerate the results (README block, RESULTS.md and figures) from the
+committed run directories: per dataset and model the test metric at the best
+validation epoch (mean ± std over seeds), SepNorm against ShareNorm (95% CI,
+Welch's t-test), time to accuracy in CPU minutes, validation-curve and
+time-to-accuracy plots, and the table of tuning trials."""
 import argparse
+import os
 import sys
 from pathlib import Path
 
-from graphormer_sepnorm.analysis.results import (load_runs, markdown_table,
-                                                 plot_validation_curves,
-                                                 summarize)
+from graphormer_sepnorm.analysis.result_plots import (plot_time_to_accuracy,
+                                                      plot_validation_curves)
+from graphormer_sepnorm.analysis.results import (group_runs, load_runs,
+                                                 results_markdown,
+                                                 update_readme)
+from graphormer_sepnorm.analysis.tuning import trials_table
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument('--runs', default='benchmarks/results/runs',
-                        help='folder holding run directories (each with '
-                        'results.json and metrics.csv); default: %(default)s')
+                        help='folder holding the final run directories (each '
+                        'with results.json and metrics.csv); default: '
+                        '%(default)s')
     parser.add_argument('--output', default='benchmarks/results/RESULTS.md',
                         help='markdown file to write; default: %(default)s')
-    parser.add_argument('--plot', default='benchmarks/results/val_curves.png',
-                        help='validation-curve plot; default: %(default)s')
+    parser.add_argument('--figures', default='benchmarks/results/figures',
+                        help='folder for the plots; default: %(default)s')
+    parser.add_argument('--readme', default=None,
+                        help='also replace the generated results block of '
+                        'this README (e.g. README.md)')
+    parser.add_argument('--tuning', default=None,
+                        help='folder of tuning trials (e.g. '
+                        'benchmarks/results/tuning): writes TRIALS.md there')
     args = parser.parse_args(argv)
     try:
-        runs = load_runs(args.runs)
+        groups = group_runs(load_runs(args.runs))
+        trial_runs = load_runs(args.tuning) if args.tuning else None
     except FileNotFoundError as error:
         print(f'error: {error}', file=sys.stderr)
         return 2
-    table = markdown_table(summarize(runs))
-    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.output).write_text(table)
-    plot_validation_curves(runs, args.plot)
-    print(table)
-    print(f'wrote {args.output} and {args.plot}')
+    output = Path(args.output)
+    figures = (plot_validation_curves(groups, args.figures)
+               + plot_time_to_accuracy(groups, args.figures))
+    # Links relative to the README (repository root) and to RESULTS.md.
+    block = results_markdown(groups, [f.as_posix() for f in figures])
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(results_markdown(
+        groups, [Path(os.path.relpath(f, output.parent)).as_posix()
+                 for f in figures]))
+    if args.readme:
+        try:
+            update_readme(args.readme, block)
+        except ValueError as error:
+            print(f'error: {error}', file=sys.stderr)
+            return 2
+    if trial_runs is not None:
+        (Path(args.tuning) / 'TRIALS.md').write_text(trials_table(trial_runs))
+    print(block)
+    print(f'wrote {output} and {len(figures)} figures in {args.figures}'
+          + (f', updated {args.readme}' if args.readme else ''))
     return 0
 
 

@@ -299,8 +299,11 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
             'precision': str(trainer.precision),
             'torch': torch.__version__,
         },
-        'best_checkpoint': str(best_path) if best_path else None,
-        'model_file': str(run_dir / 'model.safetensors'),
+        # Relative to the run directory: results.json stays valid when the
+        # run directory moves, and holds no path of the machine that ran it.
+        'best_checkpoint': (Path(os.path.relpath(best_path, run_dir))
+                            .as_posix() if best_path else None),
+        'model_file': 'model.safetensors',
     }
     card = ModelCard(
         model_config=dict(model.config), featurizer=info.featurizer,

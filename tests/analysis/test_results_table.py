@@ -1,27 +1,45 @@
-"""Results aggregation: hand-computed means and standard deviations."""
+"""Results aggregation: hand-computed means, standard deviations, Welch's
+test and times to accuracy; the script's files and README block."""
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from graphormer_sepnorm.analysis.results import (load_runs, markdown_table,
-                                                 mean_std, summarize)
+from graphormer_sepnorm.analysis.results import (README_BEGIN, README_END,
+                                                 comparison_table,
+                                                 group_runs, load_runs,
+                                                 mean_std, minutes_to_reach,
+                                                 results_table, verdicts,
+                                                 welch)
+from graphormer_sepnorm.analysis.tuning import trials_table
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def write_run(root, name, dataset, norm, seed, test, val, metric='mae'):
+def write_run(root, name, dataset, norm, seed, test, val, metric='mae',
+              family=None, cpu_minutes=(1.0, 2.0), trial=None):
     run = root / name
     run.mkdir(parents=True)
-    (run / 'results.json').write_text(json.dumps({
+    results = {
         'dataset': dataset, 'norm': norm, 'seed': seed, 'metric': metric,
         'test_metric_at_best_val': test, 'best_val_metric': val,
-        'num_parameters': 489_000, 'steps': 1000, 'wall_time_s': 120.0,
-        'hardware': {'device_name': 'NVIDIA H100'}}))
+        'num_parameters': 489_000, 'steps': 1000, 'wall_time_s': 300.0,
+        'cpu_time_s': 60.0 * cpu_minutes[-1],
+        'hardware': {'device_name': 'AMD EPYC (2 cores)'}}
+    if family:
+        results['model_family'] = family
+    if trial:
+        results['protocol'] = {'trial': trial,
+                               'overrides': [f'optim.lr={trial}']}
+    (run / 'results.json').write_text(json.dumps(results))
+    worse = val - 0.1 if metric == 'rocauc' else val + 0.1
     (run / 'metrics.csv').write_text(
-        f'epoch,step,val_{metric}\n0,10,{val + 0.1}\n1,20,{val}\n')
+        f'epoch,step,val_{metric},cpu_time_s\n'
+        f'0,10,{worse},{60 * cpu_minutes[0]}\n'
+        f'1,20,{val},{60 * cpu_minutes[1]}\n')
 
 
 @pytest.fixture
@@ -29,7 +47,10 @@ def runs(tmp_path):
     write_run(tmp_path, 'a', 'zinc_subset', 'sep', 0, 0.14, 0.15)
     write_run(tmp_path, 'b', 'zinc_subset', 'sep', 1, 0.16, 0.17)
     write_run(tmp_path, 'c', 'zinc_subset', 'share', 0, 0.20, 0.21)
+    write_run(tmp_path, 'c2', 'zinc_subset', 'share', 1, 0.22, 0.23)
     write_run(tmp_path, 'd', 'molhiv', 'sep', 0, 0.75, 0.80, 'rocauc')
+    write_run(tmp_path, 'e', 'zinc_subset', None, 0, 0.30, 0.31,
+              family='chemprop D-MPNN', cpu_minutes=(3.0, 4.0))
     return tmp_path
 
 
@@ -39,23 +60,81 @@ def test_mean_and_sample_std():
     assert mean_std([]) == 'n/a'
 
 
-def test_table_groups_by_dataset_and_norm(runs):
-    summaries = summarize(load_runs(runs))
-    assert [(s.dataset, s.norm, len(s.seeds)) for s in summaries] == [
-        ('molhiv', 'sep', 1), ('zinc_subset', 'sep', 2),
-        ('zinc_subset', 'share', 1)]
-    table = markdown_table(summaries)
-    assert '| zinc_subset | sep | mae | 0.150 ± 0.014 | 0.144 | 2 |' in table
-    assert '| molhiv | sep | rocauc (%) | 75.00 | 75.64 | 1 |' in table
+def test_welch_by_hand():
+    # a: mean 2, variance 1; b: mean 6, variance 4 (n = 3 each).
+    # se^2 = 1/3 + 4/3 = 5/3; t = -4 / sqrt(5/3);
+    # dof = (5/3)^2 / ((1/3)^2 / 2 + (4/3)^2 / 2) = 50/17.
+    from scipy import stats
+    c = welch([1.0, 2.0, 3.0], [4.0, 6.0, 8.0])
+    assert c.difference == pytest.approx(-4.0)
+    assert c.dof == pytest.approx(50 / 17)
+    t = -4 / math.sqrt(5 / 3)
+    assert c.p_value == pytest.approx(2 * stats.t.cdf(t, 50 / 17))
+    half = stats.t.ppf(0.975, 50 / 17) * math.sqrt(5 / 3)
+    assert (c.low, c.high) == pytest.approx((-4 - half, -4 + half))
+    # A 95% interval excludes 0 exactly when p < 0.05.
+    assert (c.high < 0) == (c.p_value < 0.05)
+    with pytest.raises(ValueError, match='two runs'):
+        welch([1.0], [2.0, 3.0])
 
 
-def test_script_writes_table_and_plot(runs, tmp_path):
-    output, plot = tmp_path / 'RESULTS.md', tmp_path / 'curves.png'
-    subprocess.run([sys.executable, str(REPO / 'scripts/results_table.py'),
-                    '--runs', str(runs), '--output', str(output), '--plot',
-                    str(plot)], check=True, capture_output=True)
+def test_groups_tables_and_verdicts(runs):
+    groups = group_runs(load_runs(runs))
+    assert [(g.dataset, g.label, len(g.runs)) for g in groups] == [
+        ('molhiv', 'Graphormer + SepNorm', 1),
+        ('zinc_subset', 'Graphormer + SepNorm', 2),
+        ('zinc_subset', 'Graphormer (ShareNorm)', 2),
+        ('zinc_subset', 'chemprop D-MPNN', 1)]
+    table = results_table(groups)
+    assert ('| zinc_subset | Graphormer + SepNorm | MAE | 0.150 ± 0.014 | '
+            '0,1 (2) | 0.160 ± 0.014 | 1,000 | 2.0 ± 0.0 | 0.144 |') in table
+    assert '| molhiv | Graphormer + SepNorm | ROC-AUC (%) | 75.00 |' in table
+    assert '| zinc_subset | chemprop D-MPNN | MAE | 0.300 |' in table
+    # sep - share = 0.15 - 0.21 = -0.06: SepNorm better (lower MAE).
+    comparison = comparison_table(groups)
+    assert '| zinc_subset | MAE | -0.060 |' in comparison
+    assert '| SepNorm |' in comparison
+    assert "is better than ShareNorm's by 0.060" in verdicts(groups)
+
+
+def test_time_to_accuracy(runs):
+    run = load_runs(runs / 'a')[0]  # val 0.25 at 1 CPU min, 0.15 at 2
+    assert minutes_to_reach(run, 0.3) == pytest.approx(1.0)
+    assert minutes_to_reach(run, 0.2) == pytest.approx(2.0)
+    assert minutes_to_reach(run, 0.1) is None
+
+
+def test_trials_table_orders_by_validation(tmp_path):
+    for trial, offset in (('5e-4', 0.0), ('1e-3', -0.05)):
+        for norm in ('sep', 'share'):
+            write_run(tmp_path, f'{trial}/{norm}', 'zinc_subset', norm, 0,
+                      None, 0.5 + offset + (norm == 'share') * 0.01,
+                      trial=trial)
+    table = trials_table(load_runs(tmp_path))
+    rows = [line for line in table.splitlines() if line.startswith('| 1e-3')
+            or line.startswith('| 5e-4')]
+    assert rows[0].startswith('| 1e-3 | `optim.lr=1e-3` | 1,000 | 0.450 (0: '
+                              '0.450) | 0.460 (0: 0.460) | 0.455 | no |')
+    assert rows[1].startswith('| 5e-4')
+
+
+def test_script_writes_results_figures_and_readme(runs, tmp_path):
+    readme = tmp_path / 'README.md'
+    readme.write_text(f'# x\n{README_BEGIN}\nPLACEHOLDER\n{README_END}\nafter\n')
+    output, figures = tmp_path / 'out' / 'RESULTS.md', tmp_path / 'figs'
+    result = subprocess.run(
+        [sys.executable, str(REPO / 'scripts/results_table.py'), '--runs',
+         str(runs), '--output', str(output), '--figures', str(figures),
+         '--readme', str(readme)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
     assert '0.150 ± 0.014' in output.read_text()
-    assert plot.stat().st_size > 1000
+    text = readme.read_text()
+    assert 'PLACEHOLDER' not in text and '0.150 ± 0.014' in text
+    assert text.endswith(f'{README_END}\nafter\n')
+    for name in ('val_curves_zinc_subset.png', 'val_curves_molhiv.png',
+                 'time_to_accuracy_zinc_subset.png'):
+        assert (figures / name).stat().st_size > 1000
+    assert '](../figs/val_curves_zinc_subset.png)' in output.read_text()
 
 
 def test_missing_runs_folder_is_a_clear_error(tmp_path):

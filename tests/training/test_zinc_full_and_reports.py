@@ -76,7 +76,9 @@ def test_graph_token_analysis_missing_checkpoint(tmp_path):
 def test_results_table_from_real_runs(runs, tmp_path):
     output = tmp_path / 'RESULTS.md'
     result = run_script(RESULTS_TABLE, '--runs', str(runs), '--output',
-                        str(output), '--plot', str(tmp_path / 'curves.png'))
+                        str(output), '--figures', str(tmp_path / 'figures'))
     assert result.returncode == 0, result.stderr[-3000:]
     table = output.read_text()
-    assert '| zinc | sep | mae |' in table and '| zinc | share | mae |' in table
+    assert '| zinc | Graphormer + SepNorm | MAE |' in table
+    assert '| zinc | Graphormer (ShareNorm) | MAE |' in table
+    assert (tmp_path / 'figures' / 'val_curves_zinc.png').is_file()

@@ -1,0 +1,100 @@
+"""benchmarks/cpu_protocol.py: a tiny plan of real runs, side by side, kept
+artefacts without checkpoints or absolute paths, skip when finished, resume
+when interrupted."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+RUNNER = 'benchmarks/cpu_protocol.py'
+TINY = ['model.num_layers=1', 'model.hidden_channels=16',
+        'model.ffn_channels=16', 'model.num_heads=2', 'data.limit_train=64',
+        'data.limit_val=32', 'data.limit_test=32', 'data.batch_size=16',
+        'train.max_steps=8', 'train.checkpoint_every_n_steps=4',
+        'train.eval_test=false']
+
+
+def _relative(path) -> str:
+    return os.path.relpath(path, REPO)
+
+
+def _run(*args):
+    env = dict(os.environ)
+    env.pop('GRAPHORMER_DATA_ROOT', None)
+    return subprocess.run([sys.executable, RUNNER, *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=600,
+                          env=env)
+
+
+@pytest.fixture(scope='module')
+def plan(zinc_root, tmp_path_factory):
+    root, source = zinc_root
+    folder = tmp_path_factory.mktemp('protocol')
+    plan = folder / 'plan.yaml'
+    plan.write_text(yaml.safe_dump({
+        'destination': _relative(folder / 'kept'),
+        'configs': ['configs/cpu/zinc_subset_sepnorm.yaml',
+                    'configs/cpu/zinc_subset_sharenorm.yaml'],
+        'seeds': [0],
+        'common': [f'data.root={_relative(root)}',
+                   f'data.raw_source={_relative(source)}', *TINY],
+        'trials': {'lr1e-3': ['optim.lr=1e-3']},
+    }))
+    workdir = _relative(folder / 'work')
+    result = _run(_relative(plan), '--workdir', workdir)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return folder, plan, workdir, result
+
+
+def test_a_plan_keeps_each_runs_artefacts(plan):
+    folder, plan_path, _, result = plan
+    assert 'done   lr1e-3/sep_seed0' in result.stdout
+    assert 'done   lr1e-3/share_seed0' in result.stdout
+    for norm in ('sep', 'share'):
+        kept = folder / 'kept' / 'lr1e-3' / f'{norm}_seed0'
+        assert sorted(p.name for p in kept.iterdir()) == [
+            'config.yaml', 'curves.png', 'metrics.csv', 'results.json']
+        results = json.loads((kept / 'results.json').read_text())
+        assert results['norm'] == norm and results['steps'] == 8
+        assert results['test_metric_at_best_val'] is None  # never read
+        assert results['protocol']['trial'] == 'lr1e-3'
+        assert results['protocol']['overrides'] == ['optim.lr=1e-3']
+        config = yaml.safe_load((kept / 'config.yaml').read_text())
+        assert config['optim']['lr'] == 1e-3 and config['seed'] == 0
+        # No path of this machine: every path is relative.
+        paths = [results['run_dir'], results['best_checkpoint'],
+                 config['output_dir'], config['data']['root'],
+                 config['data']['raw_source']]
+        assert not [p for p in paths if os.path.isabs(p)]
+        assert results['best_checkpoint'] == 'checkpoints/best.ckpt'
+
+
+def test_finished_runs_are_skipped(plan):
+    _, plan_path, workdir, _ = plan
+    result = _run(_relative(plan_path), '--workdir', workdir)
+    assert result.returncode == 0
+    assert '2 finished, 0 to run' in result.stdout
+
+
+def test_an_interrupted_run_is_resumed(plan):
+    folder, plan_path, workdir, _ = plan
+    kept = folder / 'kept' / 'lr1e-3' / 'sep_seed0'
+    (kept / 'results.json').unlink()  # as if the run had not finished
+    result = _run(_relative(plan_path), '--workdir', workdir, '--dry-run')
+    assert result.returncode == 0
+    assert '1 to run' in result.stdout and '--resume' in result.stdout
+
+
+def test_bad_plans_are_clear_errors(tmp_path):
+    plan = tmp_path / 'plan.yaml'
+    plan.write_text(yaml.safe_dump({'configs': [], 'seeds': [0]}))
+    result = _run(_relative(plan))
+    assert result.returncode == 2
+    assert 'lacks destination, trials' in result.stderr
+    result = _run(_relative(tmp_path / 'missing.yaml'))
+    assert result.returncode == 2 and 'does not exist' in result.stderr
