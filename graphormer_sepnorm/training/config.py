@@ -206,8 +206,9 @@ def _build_options() -> list[Option]:
         o('train.log_every_n_steps', 'int', 50,
           'Logging interval of the step-level logs (CSV/TensorBoard).'),
         o('train.checkpoint_every_n_steps', 'int', 1000,
-          'Write checkpoints/last.ckpt every N steps (and at every '
-          'validation).'),
+          'Write checkpoints/last.ckpt every N steps and after every '
+          'validation (a step that ends an epoch: at the end of that '
+          'epoch).'),
         o('train.deterministic', 'str', 'warn', 'torch deterministic '
           'algorithms: true, false, or warn (deterministic where possible).',
           choices=('true', 'false', 'warn')),

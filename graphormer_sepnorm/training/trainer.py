@@ -4,7 +4,8 @@ A run directory (``<output_dir>/<run_name>``) holds::
 
     config.yaml            the fully resolved configuration
     checkpoints/last.ckpt  latest state (every train.checkpoint_every_n_steps
-                           steps and at every validation); --resume reads it
+                           steps and after every validation; see
+                           checkpointing.LastCheckpoint); --resume reads it
     checkpoints/best.ckpt  state at the best validation metric
     model.safetensors      the best model with its ModelCard (no pickle)
     metrics.csv            one row per validation epoch (test columns empty
@@ -93,35 +94,17 @@ def _is_rank_zero() -> bool:
     return getattr(rank_zero_only, 'rank', 0) == 0
 
 
-def _final_step_checkpoint_class():
-    from lightning.pytorch.callbacks import Callback
-
-    class FinalStepCheckpoint(Callback):
-        r"""Writes last.ckpt after the step that reaches max_steps (at the
-        same point of the loop as ModelCheckpoint's step-interval saves, so
-        a longer run resumes from it exactly)."""
-        def __init__(self, path: Path) -> None:
-            self.path = Path(path)
-
-        def on_train_batch_end(self, trainer, pl_module, outputs, batch,
-                               batch_idx) -> None:
-            if 0 < trainer.max_steps <= trainer.global_step:
-                trainer.save_checkpoint(str(self.path), weights_only=False)
-
-    return FinalStepCheckpoint
-
-
 def build_trainer(config: dict, run_dir: Path):
-    r"""The Lightning :class:`~lightning.pytorch.Trainer` and the two
-    :class:`~lightning.pytorch.callbacks.ModelCheckpoint` callbacks (best,
-    last) for :obj:`config`."""
+    r"""The Lightning :class:`~lightning.pytorch.Trainer` for :obj:`config`,
+    its best-model :class:`~lightning.pytorch.callbacks.ModelCheckpoint`
+    (``best.ckpt``) and its :class:`LastCheckpoint` (``last.ckpt``)."""
     from lightning.pytorch import Trainer
     from lightning.pytorch.callbacks import LearningRateMonitor, ModelCheckpoint
     from lightning.pytorch.loggers import CSVLogger
 
     from ..data.datasets import dataset_info
+    from .checkpointing import LastCheckpoint
     from .sync_norm import CPUSyncBatchNorm
-    FinalStepCheckpoint = _final_step_checkpoint_class()
 
     t = config['train']
     info = dataset_info(config['data']['name'])
@@ -130,11 +113,9 @@ def build_trainer(config: dict, run_dir: Path):
                            monitor='val/metric',
                            mode='max' if info.higher_is_better else 'min',
                            save_top_k=1, auto_insert_metric_name=False,
-                           enable_version_counter=False, save_last=True)
-    last = ModelCheckpoint(dirpath=ckpt_dir, filename='last', monitor=None,
-                           save_top_k=0, save_last=True,
-                           every_n_train_steps=t['checkpoint_every_n_steps'],
                            enable_version_counter=False)
+    last = LastCheckpoint(ckpt_dir / 'last.ckpt',
+                          every_n_steps=t['checkpoint_every_n_steps'])
     loggers: list = [CSVLogger(save_dir=str(run_dir), name='logs', version='')]
     if t['tensorboard']:
         try:
@@ -144,8 +125,8 @@ def build_trainer(config: dict, run_dir: Path):
         except ModuleNotFoundError as error:  # pragma: no cover
             raise ConfigError(f"train.tensorboard=true needs the tensorboard "
                               f"package ({error}); pip install tensorboard")
-    callbacks = [best, last, FinalStepCheckpoint(ckpt_dir / 'last.ckpt'),
-                 LearningRateMonitor(logging_interval='step')]
+    # last after best: last.ckpt then holds best's updated state.
+    callbacks = [best, last, LearningRateMonitor(logging_interval='step')]
     accelerator = _resolved_accelerator(config)
     kwargs: dict[str, Any] = {}
     if accelerator == 'cpu':
@@ -219,6 +200,12 @@ def train(config: dict, resume: bool = False) -> Optional[dict]:
         with warnings.catch_warnings():
             warnings.filterwarnings('ignore', message='.*does not have many '
                                     'workers.*')
+            # Resumed from an end-of-epoch last.ckpt, Lightning re-runs that
+            # epoch's end before any validation of this process, so the
+            # best-model ModelCheckpoint finds no val/metric yet (it raises
+            # if one is missing after a validation).
+            warnings.filterwarnings('ignore', message='.*could not find the '
+                                    'monitored key.*')
             # Resume loads with weights_only=True: the checkpoint holds
             # tensors and plain Python values only.
             trainer.fit(module, datamodule=datamodule, ckpt_path=ckpt_path,

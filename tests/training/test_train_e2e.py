@@ -1,64 +1,31 @@
 """Real short training runs on the ZINC-subset stand-in and a small MolHIV
 copy: through scripts/train.py (subprocess) and in-process; exact resume,
 NaN handling, on-device batching and 2-process data parallelism."""
-import csv
 import json
 import math
 
 import pytest
 import torch
-from safetensors.torch import load_file
 
 from graphormer_sepnorm.checkpoint import load_model
 from graphormer_sepnorm.training.cli import evaluate_main, train_main
 from graphormer_sepnorm.training.config import load_config
-from training_helpers import REPO, TINY_MODEL, TRAIN, run_script
+from training_helpers import (CONFIGS, TINY_MODEL, TRAIN, max_weight_diff,
+                              metrics_rows, run_script, without_time,
+                              zinc_args)
 
-CONFIGS = REPO / 'configs'
-
-# ZINC: 64 training graphs in batches of 16 = 4 steps per epoch.
-ZINC_SMALL = ['data.limit_train=64', 'data.limit_val=32',
-              'data.limit_test=32', 'data.batch_size=16',
-              'optim.warmup_steps=4', 'optim.lr=1e-3',
-              'train.progress_bar=false', 'train.log_every_n_steps=4',
-              *TINY_MODEL]
 RUN_FILES = ['config.yaml', 'checkpoints/last.ckpt', 'checkpoints/best.ckpt',
              'model.safetensors', 'metrics.csv', 'curves.png', 'results.json']
-
-
-def _zinc_args(zinc_root, out, name, *extra):
-    root, source = zinc_root
-    return ['--config', str(CONFIGS / 'zinc_subset_sepnorm.yaml'),
-            f'data.root={root}', f'data.raw_source={source}',
-            f'output_dir={out}', f'run_name={name}', *ZINC_SMALL, *extra]
-
-
-def _rows(run_dir):
-    with open(run_dir / 'metrics.csv') as f:
-        return list(csv.DictReader(f))
-
-
-def _without_time(rows):
-    return [{k: v for k, v in r.items()
-             if k not in ('wall_time_s', 'cpu_time_s')} for r in rows]
-
-
-def _max_weight_diff(a, b):
-    wa, wb = load_file(str(a / 'model.safetensors')), load_file(
-        str(b / 'model.safetensors'))
-    assert wa.keys() == wb.keys()
-    return max((wa[k].double() - wb[k].double()).abs().max().item()
-               for k in wa)
 
 
 @pytest.fixture(scope='module')
 def zinc_run(zinc_root, tmp_path_factory):
     """16 steps (4 epochs) through scripts/train.py, dropout on."""
     out = tmp_path_factory.mktemp('runs')
-    result = run_script(TRAIN, *_zinc_args(zinc_root, out, 'A',
-                                           'train.max_steps=16',
-                                           'optim.total_steps=16',
-                                           'train.checkpoint_every_n_steps=5'))
+    result = run_script(TRAIN, *zinc_args(zinc_root, out, 'A',
+                                          'train.max_steps=16',
+                                          'optim.total_steps=16',
+                                          'train.checkpoint_every_n_steps=5'))
     assert result.returncode == 0, result.stderr[-3000:]
     return out / 'A', result
 
@@ -67,7 +34,7 @@ def test_zinc_training_writes_the_run_directory(zinc_run):
     run_dir, result = zinc_run
     for name in RUN_FILES:
         assert (run_dir / name).is_file(), name
-    rows = _rows(run_dir)
+    rows = metrics_rows(run_dir)
     assert [int(r['epoch']) for r in rows] == list(range(4))
     assert [int(r['step']) for r in rows] == [4, 8, 12, 16]
     losses = [float(r['train_loss']) for r in rows]
@@ -111,20 +78,20 @@ def test_without_test_evaluation_test_is_never_read(zinc_run, zinc_root,
 
     monkeypatch.setattr(datamodule.GraphDataModule, '_loader',
                         recording_loader)
-    args = _zinc_args(zinc_root, tmp_path, 'C', 'train.max_steps=16',
-                      'optim.total_steps=16',
-                      'train.checkpoint_every_n_steps=5',
-                      'train.eval_test=false')
+    args = zinc_args(zinc_root, tmp_path, 'C', 'train.max_steps=16',
+                     'optim.total_steps=16',
+                     'train.checkpoint_every_n_steps=5',
+                     'train.eval_test=false')
     assert train_main(args) == 0
     assert 'test' not in loaded_splits and 'val' in loaded_splits
-    rows, expected = _rows(tmp_path / 'C'), _rows(reference)
+    rows, expected = metrics_rows(tmp_path / 'C'), metrics_rows(reference)
     assert [r['test_mae'] for r in rows] == [''] * 4
-    assert _without_time(rows) == [dict(r, test_mae='')
-                                   for r in _without_time(expected)]
+    assert without_time(rows) == [dict(r, test_mae='')
+                                   for r in without_time(expected)]
     results = json.loads((tmp_path / 'C' / 'results.json').read_text())
     assert results['test_metric_at_best_val'] is None
     assert results['cpu_time_s'] > 0
-    assert _max_weight_diff(reference, tmp_path / 'C') == 0.0
+    assert max_weight_diff(reference, tmp_path / 'C') == 0.0
 
 
 def test_evaluate_script_reproduces_the_test_metric(zinc_run, capsys):
@@ -143,8 +110,8 @@ def test_cli_resume_continues_exactly(zinc_run, zinc_root, tmp_path, capsys):
     weights as the uninterrupted run (CPU, same seed, dropout on). The CLI
     runs in-process here (train_main), the reference in a subprocess."""
     reference, _ = zinc_run
-    args = _zinc_args(zinc_root, tmp_path, 'B', 'optim.total_steps=16',
-                      'train.checkpoint_every_n_steps=5')
+    args = zinc_args(zinc_root, tmp_path, 'B', 'optim.total_steps=16',
+                     'train.checkpoint_every_n_steps=5')
     assert train_main([*args, 'train.max_steps=6']) == 0
     assert torch.load(tmp_path / 'B' / 'checkpoints' / 'last.ckpt',
                       weights_only=True)['global_step'] == 6
@@ -152,13 +119,13 @@ def test_cli_resume_continues_exactly(zinc_run, zinc_root, tmp_path, capsys):
     assert '--resume' in capsys.readouterr().err
     assert train_main(['--resume', str(tmp_path / 'B'),
                        'train.max_steps=16']) == 0
-    assert _without_time(_rows(tmp_path / 'B')) == _without_time(
-        _rows(reference))
-    assert _max_weight_diff(reference, tmp_path / 'B') == 0.0
+    assert without_time(metrics_rows(tmp_path / 'B')) == without_time(
+        metrics_rows(reference))
+    assert max_weight_diff(reference, tmp_path / 'B') == 0.0
 
 
 def _inprocess_config(zinc_root, out, name, *extra):
-    args = _zinc_args(zinc_root, out, name, *extra)
+    args = zinc_args(zinc_root, out, name, *extra)
     return load_config(args[1], args[2:], env={})
 
 
@@ -191,9 +158,9 @@ def test_nan_loss_stops_and_the_run_resumes_from_the_last_good_checkpoint(
     monkeypatch.setattr(GraphormerLitModule, '_loss', original)
     resumed = train(crashed, resume=True)
     assert resumed['steps'] == 12
-    assert _without_time(_rows(tmp_path / 'crash')) == _without_time(
-        _rows(tmp_path / 'ref'))
-    assert _max_weight_diff(tmp_path / 'ref', tmp_path / 'crash') == 0.0
+    assert without_time(metrics_rows(tmp_path / 'crash')) == without_time(
+        metrics_rows(tmp_path / 'ref'))
+    assert max_weight_diff(tmp_path / 'ref', tmp_path / 'crash') == 0.0
     assert resumed['test_metric_at_best_val'] == \
         reference['test_metric_at_best_val']
 
@@ -204,8 +171,8 @@ def test_on_device_batching_trains_identically(zinc_root, tmp_path):
     a = train(_inprocess_config(zinc_root, tmp_path, 'host', *common))
     b = train(_inprocess_config(zinc_root, tmp_path, 'dev', *common,
                                 'data.on_device=true'))
-    assert _without_time(_rows(tmp_path / 'host')) == _without_time(
-        _rows(tmp_path / 'dev'))
+    assert without_time(metrics_rows(tmp_path / 'host')) == without_time(
+        metrics_rows(tmp_path / 'dev'))
     assert a['best_val_metric'] == b['best_val_metric']
 
 
@@ -224,23 +191,24 @@ def test_two_process_ddp_matches_one_process(zinc_root, tmp_path):
               'train.precision=64-true', 'model.dropout=0',
               'model.attention_dropout=0', 'model.activation_dropout=0',
               'train.accelerator=cpu')
-    single = run_script(TRAIN, *_zinc_args(zinc_root, tmp_path, 'one',
-                                           *common))
+    single = run_script(TRAIN, *zinc_args(zinc_root, tmp_path, 'one',
+                                          *common))
     assert single.returncode == 0, single.stderr[-3000:]
-    ddp = run_script(TRAIN, *_zinc_args(zinc_root, tmp_path, 'ddp', *common,
-                                        'train.strategy=ddp',
-                                        'train.devices=2'), timeout=300)
+    ddp = run_script(TRAIN, *zinc_args(zinc_root, tmp_path, 'ddp', *common,
+                                       'train.strategy=ddp',
+                                       'train.devices=2'), timeout=300)
     assert ddp.returncode == 0, ddp.stderr[-3000:]
     results = json.loads((tmp_path / 'ddp' / 'results.json').read_text())
     assert results['hardware']['world_size'] == 2
-    rows_one, rows_ddp = _rows(tmp_path / 'one'), _rows(tmp_path / 'ddp')
+    rows_one = metrics_rows(tmp_path / 'one')
+    rows_ddp = metrics_rows(tmp_path / 'ddp')
     assert len(rows_one) == len(rows_ddp) == 2
     for a, b in zip(rows_one, rows_ddp):
         assert a['step'] == b['step']
         for key in ('train_loss', 'val_mae', 'test_mae'):
             assert float(a[key]) == pytest.approx(float(b[key]), rel=1e-6,
                                                   abs=1e-9), key
-    assert _max_weight_diff(tmp_path / 'one', tmp_path / 'ddp') < 1e-6
+    assert max_weight_diff(tmp_path / 'one', tmp_path / 'ddp') < 1e-6
 
 
 def test_molhiv_training(molhiv_root, tmp_path):
@@ -253,7 +221,7 @@ def test_molhiv_training(molhiv_root, tmp_path):
     run_dir = tmp_path / 'hiv'
     for name in RUN_FILES:
         assert (run_dir / name).is_file(), name
-    rows = _rows(run_dir)
+    rows = metrics_rows(run_dir)
     assert len(rows) == 3 and int(rows[-1]['step']) == 12
     assert float(rows[-1]['train_loss']) < float(rows[0]['train_loss'])
     results = json.loads((run_dir / 'results.json').read_text())
