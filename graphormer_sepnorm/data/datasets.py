@@ -7,7 +7,11 @@ r"""The training datasets: ZINC (full and 12k subset) through
 Offline use: :func:`prepare_raw` copies the raw files from a read-only
 folder (:obj:`data.raw_source`, *e.g.* ``../shared/data/ZINC-proxy`` or
 ``../shared/data/ogbg_molhiv``) into the writable root when they are missing
-there, so neither PyG nor OGB tries to download.
+there, so neither PyG nor OGB tries to download. Raw files already in the root must
+equal those of :obj:`data.raw_source` (:func:`check_raw_files`), and each
+preprocessing cache is named after the raw files it was built from
+(:mod:`~graphormer_sepnorm.data.processed_cache`), so raw files from two
+sources are never mixed and a cache is never reused for other raw files.
 
 ogb 1.3.6 loads its processed file with a bare :func:`torch.load`, which
 fails under torch >= 2.6 (:obj:`weights_only=True` by default). Instead of
@@ -17,6 +21,7 @@ classes the file holds, only while the dataset is being constructed.
 from __future__ import annotations
 
 import contextlib
+import filecmp
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +32,8 @@ from torch import Tensor
 
 __all__ = [
     'DATASET_NAMES', 'DatasetInfo', 'dataset_info', 'dataset_dir',
-    'check_raw_source', 'prepare_raw', 'ogb_safe_load', 'GraphSplits',
+    'RawFilesMismatchError', 'check_raw_source', 'check_raw_files',
+    'prepare_raw', 'ogb_safe_load', 'GraphSplits',
     'load_splits', 'graph_targets', 'target_statistics'
 ]
 
@@ -140,22 +146,61 @@ def check_raw_source(name: str, source: PathLike) -> Path:
     return folder
 
 
+class RawFilesMismatchError(ValueError):
+    r"""The raw files under the data root do not belong together: they
+    differ from :obj:`data.raw_source`'s, or index graphs the pickles lack.
+    """
+
+
+def _raw_file_pairs(name: str, target: Path,
+                    raw_source: PathLike) -> list[tuple[Path, Path]]:
+    r"""(file in :obj:`raw_source`, its place under :obj:`target`) for
+    every raw file copied from :obj:`raw_source`."""
+    folder = check_raw_source(name, raw_source)
+    if name == 'molhiv':
+        files = list(MOLHIV_REQUIRED_FILES) + [
+            f for f in MOLHIV_OPTIONAL_FILES if (folder / f).is_file()
+        ]
+        return [(folder / f, target / f) for f in files]
+    return [(folder / f, target / 'raw' / f) for f in ZINC_RAW_FILES]
+
+
+def check_raw_files(name: str, root: PathLike,
+                    raw_source: Optional[PathLike] = None) -> None:
+    r"""Checks that every raw file already under :obj:`root` equals its
+    counterpart in :obj:`raw_source` (byte for byte), so that files from two
+    sources are never mixed (for example the real ZINC index files of a copy
+    of ``../shared/data`` beside stand-in pickles); raises
+    :class:`RawFilesMismatchError` naming the folder to remove otherwise.
+    Nothing to check without :obj:`raw_source`."""
+    if raw_source is None:
+        return
+    target = dataset_dir(name, root)
+    differing = [
+        str(dst.relative_to(target))
+        for src, dst in _raw_file_pairs(name, target, raw_source)
+        if dst.exists() and not filecmp.cmp(src, dst, shallow=False)
+    ]
+    if differing:
+        folder = target if name == 'molhiv' else target / 'raw'
+        raise RawFilesMismatchError(
+            f"{target} holds raw files that differ from those in "
+            f"data.raw_source {raw_source} ({', '.join(differing)}); remove "
+            f"{folder} or choose another data.root to use this "
+            f"data.raw_source, or set data.raw_source to the folder these "
+            f"files came from (null to use them as they are)")
+
+
 def prepare_raw(name: str, root: PathLike,
                 raw_source: Optional[PathLike] = None) -> Path:
     r"""Creates the dataset folder under :obj:`root` and, with
     :obj:`raw_source`, copies every raw file it lacks from there (files
-    already present are kept). Returns the dataset folder."""
+    already present must equal the source's, see :func:`check_raw_files`).
+    Returns the dataset folder."""
     target = dataset_dir(name, root)
     if raw_source is not None:
-        folder = check_raw_source(name, raw_source)
-        if name == 'molhiv':
-            files = list(MOLHIV_REQUIRED_FILES) + [
-                f for f in MOLHIV_OPTIONAL_FILES if (folder / f).is_file()
-            ]
-            pairs = [(folder / f, target / f) for f in files]
-        else:
-            pairs = [(folder / f, target / 'raw' / f) for f in ZINC_RAW_FILES]
-        for src, dst in pairs:
+        check_raw_files(name, root, raw_source)
+        for src, dst in _raw_file_pairs(name, target, raw_source):
             if not dst.exists():
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 tmp = dst.with_name(dst.name + '.part')
@@ -229,19 +274,27 @@ def load_splits(name: str, root: PathLike, max_nodes: int = 512,
     target = prepare_raw(name, root, raw_source)
     pre_transform = _shortest_paths(max_nodes)
     if name == 'molhiv':
-        from ogb.graphproppred import PygGraphPropPredDataset
+        from .processed_cache import FingerprintedOGB
         with ogb_safe_load():
-            dataset = PygGraphPropPredDataset('ogbg-molhiv',
-                                              root=str(target.parent),
-                                              pre_transform=pre_transform)
+            dataset = FingerprintedOGB('ogbg-molhiv', root=str(target.parent),
+                                       pre_transform=pre_transform)
         index = dataset.get_idx_split()
         splits = [dataset[index[s]] for s in ('train', 'valid', 'test')]
     else:
-        from torch_geometric.datasets import ZINC
-        splits = [
-            ZINC(str(target), subset=name == 'zinc_subset', split=s,
-                 pre_transform=pre_transform) for s in ('train', 'val', 'test')
-        ]
+        from .processed_cache import FingerprintedZINC
+        try:
+            splits = [
+                FingerprintedZINC(str(target), subset=name == 'zinc_subset',
+                                  split=s, pre_transform=pre_transform)
+                for s in ('train', 'val', 'test')
+            ]
+        except IndexError as error:  # PyG's ZINC.process: mols[idx]
+            raise RawFilesMismatchError(
+                f"the *.index files in {target / 'raw'} point past the end "
+                f"of the graph lists in its *.pickle files ({error}), so "
+                f"they come from different copies of ZINC; remove "
+                f"{target / 'raw'} and set data.raw_source to one complete "
+                f"copy (e.g. ../shared/data/ZINC-proxy)") from None
     limited = []
     for dataset, limit in zip(splits, (limit_train, limit_val, limit_test)):
         if limit is not None and limit < len(dataset):

@@ -2,6 +2,7 @@
 workaround), raw-file copying, the preprocessing cache, batching on device
 and the resumable, rank-aware batch loader."""
 import pickle
+import shutil
 import time
 
 import pytest
@@ -13,7 +14,8 @@ from conftest import shared_path
 from graphormer_sepnorm.data.datamodule import (DeviceGraphStore,
                                                 GraphBatchLoader,
                                                 epoch_batches)
-from graphormer_sepnorm.data.datasets import (check_raw_source, graph_targets,
+from graphormer_sepnorm.data.datasets import (RawFilesMismatchError,
+                                              check_raw_source, graph_targets,
                                               load_splits, ogb_safe_load,
                                               prepare_raw, target_statistics)
 
@@ -57,11 +59,41 @@ def test_prepare_raw_copies_missing_files_only(tmp_path):
     assert sorted(p.name for p in (target / 'raw').iterdir()) == sorted(
         ['train.pickle', 'val.pickle', 'test.pickle', 'train.index',
          'val.index', 'test.index'])
-    (target / 'raw' / 'val.index').write_text('kept')
+    (target / 'raw' / 'test.pickle').unlink()
     prepare_raw('zinc_subset', tmp_path, source)
-    assert (target / 'raw' / 'val.index').read_text() == 'kept'
+    assert (target / 'raw' / 'test.pickle').read_bytes() == (
+        source / 'raw' / 'test.pickle').read_bytes()
     with pytest.raises(FileNotFoundError, match='lacks the PyG ZINC raw'):
         check_raw_source('zinc', shared_path('zinc250k'))
+
+
+def test_raw_files_that_differ_from_raw_source_are_kept_and_refused(
+        tmp_path):
+    source = shared_path('ZINC-proxy')
+    raw = prepare_raw('zinc_subset', tmp_path, source) / 'raw'
+    (raw / 'val.index').write_text('0,1,2\n')
+    (raw / 'train.pickle').unlink()
+    with pytest.raises(RawFilesMismatchError,
+                       match=rf'\(raw/val.index\); remove {raw} or choose'):
+        prepare_raw('zinc_subset', tmp_path, source)
+    assert (raw / 'val.index').read_text() == '0,1,2\n'  # never overwritten
+    assert not (raw / 'train.pickle').exists()  # nothing copied beside it
+
+
+def test_index_files_past_the_end_of_the_pickles(tmp_path):
+    """The real ZINC index files (positions in the full 220k-graph
+    pickles) beside the 10k stand-in pickles, without data.raw_source: a
+    message naming the raw folder instead of PyG's bare IndexError."""
+    raw = tmp_path / 'ZINC' / 'raw'
+    raw.mkdir(parents=True)
+    for name in ('train', 'val', 'test'):
+        shutil.copyfile(shared_path('ZINC', 'raw', f'{name}.index'),
+                        raw / f'{name}.index')
+        shutil.copyfile(shared_path('ZINC-proxy', 'raw', f'{name}.pickle'),
+                        raw / f'{name}.pickle')
+    with pytest.raises(RawFilesMismatchError,
+                       match=rf'index files in {raw} point past the end'):
+        load_splits('zinc_subset', tmp_path)
 
 
 def test_molhiv_loads_twice_without_touching_torch_load(molhiv_root):
@@ -73,8 +105,8 @@ def test_molhiv_loads_twice_without_touching_torch_load(molhiv_root):
     globals_before = set(torch.serialization.get_safe_globals())
 
     first = load_splits('molhiv', molhiv_root)  # processes (or reuses)
-    processed = molhiv_root / 'ogbg_molhiv' / 'processed' / \
-        'geometric_data_processed.pt'
+    processed = next((molhiv_root / 'ogbg_molhiv').glob(
+        'processed-*')) / 'geometric_data_processed.pt'
     assert processed.is_file()
     start = time.perf_counter()
     second = load_splits('molhiv', molhiv_root)  # from the cache
