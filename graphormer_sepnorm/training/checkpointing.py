@@ -47,6 +47,7 @@ class LastCheckpoint(Checkpoint):
         self._save_at_epoch_end = False
 
     def _save(self, trainer) -> None:
+        # weights_only=False: the whole training state, not the weights only
         trainer.save_checkpoint(str(self.path), weights_only=False)
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch,

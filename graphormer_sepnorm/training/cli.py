@@ -101,19 +101,18 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
         if args.print_config:
             print(yaml.safe_dump(config, sort_keys=False), end='')
             return 0
-        from .trainer import check_run_dir
-        check_run_dir(config, resume)
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    from ..data.datasets import RawFilesMismatchError
     from .lit_module import NonFiniteLossError
     from .trainer import train
-    try:
+    try:  # train() checks paths and checkpoints before any work
         results = train(config, resume=resume)
     except NonFiniteLossError as error:
         print(f"error: {error}", file=sys.stderr)
         return 3
-    except ConfigError as error:
+    except (ConfigError, RawFilesMismatchError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if results is not None:

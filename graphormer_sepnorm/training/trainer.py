@@ -26,17 +26,11 @@ from typing import Any, Optional, Union
 
 import torch
 
-from .config import ConfigError, dump_config, run_dir_of
+from .config import ConfigError, dump_config
 
-__all__ = ['train', 'build_trainer', 'finalize_run', 'hardware_name',
-           'RunDirError']
+__all__ = ['train', 'build_trainer', 'finalize_run', 'hardware_name']
 
 PathLike = Union[str, Path]
-
-
-class RunDirError(ConfigError):
-    r"""The run directory does not fit the request (exists without
-    --resume, or has nothing to resume)."""
 
 
 def hardware_name(accelerator: str) -> str:
@@ -69,29 +63,6 @@ def _precision(config: dict, accelerator: str) -> str:
     if accelerator == 'cuda' and torch.cuda.is_bf16_supported():
         return 'bf16-mixed'
     return '32-true'
-
-
-def check_run_dir(config: dict, resume: bool) -> Path:
-    r"""The run directory, checked before any work: a fresh run refuses a
-    directory that already holds checkpoints; a resume needs
-    ``checkpoints/last.ckpt``."""
-    run_dir = run_dir_of(config)
-    last = run_dir / 'checkpoints' / 'last.ckpt'
-    if resume and not last.is_file():
-        raise RunDirError(
-            f"Nothing to resume: {last} does not exist; start the run "
-            f"without --resume, or pass the run directory that holds "
-            f"checkpoints/last.ckpt")
-    if not resume and last.is_file() and _is_rank_zero():
-        raise RunDirError(
-            f"Run directory {run_dir} already holds checkpoints; continue it "
-            f"with --resume, or choose another run_name=... / output_dir=...")
-    return run_dir
-
-
-def _is_rank_zero() -> bool:
-    from lightning.pytorch.utilities.rank_zero import rank_zero_only
-    return getattr(rank_zero_only, 'rank', 0) == 0
 
 
 def build_trainer(config: dict, run_dir: Path):
@@ -173,16 +144,23 @@ def train(config: dict, resume: bool = False) -> Optional[dict]:
         the other ranks.
 
     Raises:
+        ConfigError: A path, the run directory or the checkpoint to resume
+            does not fit (checked first, see
+            :func:`~graphormer_sepnorm.training.preflight.check_before_training`).
+        RawFilesMismatchError: The raw files under :obj:`data.root` index
+            graphs their pickles lack.
         NonFiniteLossError: The loss became NaN/inf (the last good
             checkpoint is kept).
     """
+    from .preflight import check_before_training
+    run_dir = check_before_training(config, resume)
+
     import lightning
     from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
     from ..data.datamodule import GraphDataModule
     from .lit_module import GraphormerLitModule
 
-    run_dir = check_run_dir(config, resume)
     lightning.seed_everything(config['seed'], workers=True)
     if rank_zero_only.rank == 0:
         run_dir.mkdir(parents=True, exist_ok=True)
