@@ -7,9 +7,9 @@ r"""The training datasets: ZINC (full and 12k subset) through
 Offline use: :func:`prepare_raw` copies the raw files from a read-only
 folder (:obj:`data.raw_source`, *e.g.* ``../shared/data/ZINC-proxy`` or
 ``../shared/data/ogbg_molhiv``) into the writable root when they are missing
-there, so neither PyG nor OGB tries to download. Raw files already in the root must
-equal those of :obj:`data.raw_source` (:func:`check_raw_files`), and each
-preprocessing cache is named after the raw files it was built from
+there, so neither PyG nor OGB tries to download. Raw files already in the
+root must equal those of :obj:`data.raw_source` (:func:`check_raw_files`),
+and each preprocessing cache is named after the raw files it was built from
 (:mod:`~graphormer_sepnorm.data.processed_cache`), so raw files from two
 sources are never mixed and a cache is never reused for other raw files.
 

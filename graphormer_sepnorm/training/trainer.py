@@ -145,22 +145,21 @@ def train(config: dict, resume: bool = False) -> Optional[dict]:
 
     Raises:
         ConfigError: A path, the run directory or the checkpoint to resume
-            does not fit (checked first, see
-            :func:`~graphormer_sepnorm.training.preflight.check_before_training`).
+            does not fit (checked first; see
+            :mod:`~graphormer_sepnorm.training.preflight`).
         RawFilesMismatchError: The raw files under :obj:`data.root` index
             graphs their pickles lack.
         NonFiniteLossError: The loss became NaN/inf (the last good
             checkpoint is kept).
     """
-    from .preflight import check_before_training
-    run_dir = check_before_training(config, resume)
-
     import lightning
     from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
     from ..data.datamodule import GraphDataModule
     from .lit_module import GraphormerLitModule
+    from .preflight import check_before_training
 
+    run_dir = check_before_training(config, resume)
     lightning.seed_everything(config['seed'], workers=True)
     if rank_zero_only.rank == 0:
         run_dir.mkdir(parents=True, exist_ok=True)

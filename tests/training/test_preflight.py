@@ -77,8 +77,8 @@ class _Payload:
 
 def _run_dir_with_last_ckpt(tmp_path: Path, content: bytes) -> Path:
     config = load_config(CONFIG, [f'output_dir={tmp_path}/runs',
-                                  'run_name=run', f'data.root={tmp_path}/data'],
-                         env={})
+                                  'run_name=run',
+                                  f'data.root={tmp_path}/data'], env={})
     run_dir = tmp_path / 'runs' / 'run'
     (run_dir / 'checkpoints').mkdir(parents=True)
     dump_config(config, run_dir / 'config.yaml')
