@@ -300,12 +300,14 @@ def _set_rng_state(state: dict) -> None:
         torch.cuda.set_rng_state(state['cuda'].cpu())
 
 
-def write_history(history: list[dict], path, metric: str) -> None:
-    r"""Writes the per-epoch rows as CSV (atomically); a NaN (a split not
-    evaluated) is written as an empty field."""
+def write_history(history: list[dict], path, metric: str,
+                  columns: Optional[list[str]] = None) -> None:
+    r"""Writes the per-epoch rows as CSV (atomically), with the given
+    :obj:`columns` (default: :func:`HISTORY_COLUMNS` of :obj:`metric`); a
+    NaN (a split not evaluated) is written as an empty field."""
     path = Path(path)
     tmp = path.with_name(path.name + '.tmp')
-    columns = HISTORY_COLUMNS(metric)
+    columns = columns or HISTORY_COLUMNS(metric)
     with open(tmp, 'w', newline='') as f:
         writer = csv.DictWriter(f, fieldnames=columns)
         writer.writeheader()

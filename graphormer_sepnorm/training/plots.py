@@ -12,7 +12,7 @@ def plot_curves(history: Sequence[dict], path: Union[str, Path],
                 metric: str, title: str = '') -> Path:
     r"""Writes a two-panel figure: training loss and learning rate per
     epoch, and the validation and test metric per epoch (the best
-    validation epoch marked)."""
+    validation epoch marked; the test curve only if the rows have one)."""
     import matplotlib
     matplotlib.use('Agg', force=False)
     import matplotlib.pyplot as plt
@@ -29,6 +29,8 @@ def plot_curves(history: Sequence[dict], path: Union[str, Path],
                alpha=0.6, label='lr')
     ax_lr.set_ylabel('learning rate')
     for split, style in (('val', 'o-'), ('test', 's--')):
+        if history and f'{split}_{metric}' not in history[0]:
+            continue
         ax_metric.plot(epochs, [row[f'{split}_{metric}'] for row in history],
                        style, label=f'{split} {metric}', markersize=3)
     values = [row[f'val_{metric}'] for row in history]
