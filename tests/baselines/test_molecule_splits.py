@@ -1,0 +1,83 @@
+"""The SMILES splits of the baselines: row order and labels against the real
+graph files, and RDKit's rejections dropped and listed."""
+import gzip
+
+import numpy as np
+import pytest
+from conftest import shared_path
+
+from baseline_data import MOLHIV_BAD, molhiv_rows, ogb_split, small_molhiv
+from graphormer_sepnorm.baselines import load_molecule_splits, rdkit_rejects
+
+
+def test_rdkit_rejects_real_bad_smiles_and_keeps_good_ones():
+    flags = rdkit_rejects([MOLHIV_BAD[137], 'CCO', MOLHIV_BAD[987], 'C1CC',
+                           'c1ccccc1O'])
+    assert flags.tolist() == [True, False, True, True, False]
+
+
+def test_zinc_rows_are_the_real_graphs_in_order():
+    # Row k of smiles/<split>.csv is graph k: its label is the real graph's.
+    splits = load_molecule_splits('zinc_subset',
+                                  shared_path('ZINC-proxy'))
+    assert [len(splits[s]) for s in ('train', 'val', 'test')] == \
+        [10000, 1000, 1000]
+    for split in ('val', 'test'):
+        arrays = np.load(shared_path('ZINC', 'subset_partial_pyg',
+                                     f'{split}_arrays.npz'))
+        part = splits[split]
+        assert part.dropped_ids == []
+        assert part.ids.tolist() == list(range(1000))
+        np.testing.assert_allclose(part.targets, arrays['y'], atol=1e-6)
+
+
+def test_molhiv_drops_rejected_smiles_and_keeps_ogb_indices(tmp_path):
+    split = small_molhiv(tmp_path)
+    rows = molhiv_rows()
+    assert rows[137][1] == MOLHIV_BAD[137]
+    splits = load_molecule_splits('molhiv', tmp_path)
+    assert splits['train'].dropped_ids == []
+    assert splits['val'].dropped_ids == [12882]
+    assert splits['test'].dropped_ids == [137]
+    for name, ogb_name in (('train', 'train'), ('val', 'valid'),
+                           ('test', 'test')):
+        part = splits[name]
+        expected = [i for i in split[ogb_name] if i not in (137, 12882)]
+        assert part.ids.tolist() == expected
+        assert part.smiles == [rows[i][1] for i in expected]
+        assert part.targets.tolist() == [float(rows[i][0]) for i in expected]
+        assert set(part.targets.tolist()) == {0.0, 1.0}
+
+
+@pytest.mark.slow
+def test_molhiv_full_drops_seven_and_labels_match_ogb_graph_labels():
+    root = shared_path('ogbg_molhiv')
+    splits = load_molecule_splits('molhiv', root)
+    with gzip.open(root / 'raw' / 'graph-label.csv.gz', 'rt') as f:
+        graph_labels = np.array([float(line) for line in f])
+    dropped = {s: splits[s].dropped_ids for s in splits}
+    assert sum(len(v) for v in dropped.values()) == 7
+    assert dropped['test'] == [137, 987]
+    assert dropped['val'] == [12882, 18293]
+    total = 0
+    for name, ogb_name in (('train', 'train'), ('val', 'valid'),
+                           ('test', 'test')):
+        ogb_ids = ogb_split(ogb_name)
+        part = splits[name]
+        assert sorted(part.ids.tolist() + part.dropped_ids) == ogb_ids
+        # mol.csv's HIV_active agrees with OGB's graph labels, in id order.
+        np.testing.assert_array_equal(part.targets, graph_labels[part.ids])
+        total += len(ogb_ids)
+    assert total == 41127
+
+
+def test_missing_file_and_wrong_columns_are_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match='smiles/train.csv'):
+        load_molecule_splits('zinc_subset', tmp_path)
+    (tmp_path / 'smiles').mkdir()
+    for split in ('train', 'val', 'test'):
+        (tmp_path / 'smiles' / f'{split}.csv').write_text('smi,target\nC,1\n')
+    with pytest.raises(ValueError, match='needs the columns smiles,y'):
+        load_molecule_splits('zinc_subset', tmp_path)
+    with pytest.raises(ValueError, match='Unknown dataset'):
+        load_molecule_splits('zinc', tmp_path)
