@@ -1,0 +1,359 @@
+r"""chemprop's default D-MPNN, trained on our ZINC-subset and MolHIV splits
+under the same CPU budget and seeds as our runs: the model a chemist would
+reach for instead.
+
+The model is what ``chemprop train`` (chemprop 2.3) builds by default:
+bond message passing (hidden size 300, depth 3, no bias, ReLU, no dropout),
+sum aggregation divided by 100 (``norm``), a feed-forward head with one
+hidden layer of 300, V2 multi-hot atom and bond features, Adam with the
+Noam-like schedule (2 warmup epochs from 1e-4 to 1e-3, exponential decay to
+1e-4 at the last epoch), batch size 64, 50 epochs, and the default loss:
+MSE on standardized targets (ZINC) or binary cross-entropy (MolHIV).
+
+Two things differ from ``chemprop train``, both to match our protocol:
+
+* the checkpoint is selected on the benchmark metric of the validation
+  split (ZINC: MAE, MolHIV: ROC-AUC) instead of the validation loss;
+* the test split is predicted once, with the selected model, at the end.
+
+Metrics are ours: MAE in original units, and OGB's
+:class:`~ogb.graphproppred.Evaluator` for MolHIV, on the molecules RDKit
+parses (see :mod:`~graphormer_sepnorm.baselines.molecule_splits`).
+"""
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import time
+import warnings
+from pathlib import Path
+from typing import Iterator, Optional, Union
+
+import chemprop
+import lightning
+import numpy as np
+import rdkit
+import torch
+import yaml
+from chemprop import nn as chemprop_nn
+from chemprop.data import MoleculeDatapoint, MoleculeDataset, build_dataloader
+from chemprop.featurizers import (MultiHotAtomFeaturizer,
+                                  MultiHotBondFeaturizer,
+                                  SimpleMoleculeMolGraphFeaturizer)
+from chemprop.models import MPNN
+from chemprop.nn.transforms import UnscaleTransform
+from lightning.pytorch import Trainer
+from lightning.pytorch.callbacks import ModelCheckpoint
+
+from ..training.evaluate import compute_metric
+from ..training.plots import plot_curves
+from ..training.trainer import _json_safe, check_run_dir, hardware_name
+from .clock import CpuBudgetClock
+from .history import EpochHistory
+from .molecule_splits import SPLITS, MoleculeSplit, load_molecule_splits
+
+__all__ = ['MODEL_FAMILY', 'CHEMPROP_DEFAULTS', 'train_chemprop',
+           'run_name']
+
+PathLike = Union[str, Path]
+
+#: ``model_family`` of the results, beside our Graphormer runs.
+MODEL_FAMILY = 'chemprop D-MPNN'
+
+#: The ``chemprop train`` defaults this baseline uses (chemprop 2.3).
+CHEMPROP_DEFAULTS = {
+    'message_passing': 'bond',
+    'message_hidden_dim': 300,
+    'depth': 3,
+    'message_bias': False,
+    'activation': 'relu',
+    'dropout': 0.0,
+    'aggregation': 'norm',
+    'aggregation_norm': 100.0,
+    'ffn_hidden_dim': 300,
+    'ffn_num_layers': 1,
+    'batch_norm': False,
+    'atom_features': 'V2',
+    'warmup_epochs': 2,
+    'init_lr': 1e-4,
+    'max_lr': 1e-3,
+    'final_lr': 1e-4,
+    'batch_size': 64,
+    'max_epochs': 50,
+}
+
+_TASKS = {
+    # dataset: (title, metric, higher is better, key chemprop logs it under)
+    'zinc_subset': ('ZINC-subset', 'mae', False, 'val/mae'),
+    'molhiv': ('ogbg-molhiv', 'rocauc', True, 'val/roc'),
+}
+
+
+def run_name(dataset: str, seed: int) -> str:
+    r"""The run directory name, :obj:`<dataset>_chemprop_seed<seed>`."""
+    return f'{dataset}_chemprop_seed{seed}'
+
+
+def _neutral_path(path: PathLike) -> str:
+    r"""A path to store in artefacts: as given if relative, else only its
+    last component (no absolute paths of the machine that ran it)."""
+    path = Path(path)
+    return path.name if path.is_absolute() else path.as_posix()
+
+
+@contextlib.contextmanager
+def _process_settings(threads: int) -> Iterator[None]:
+    r"""Sets torch's thread count, and restores it and the deterministic
+    flag (which Lightning's :obj:`deterministic=True` sets process-wide)
+    afterwards."""
+    saved = (torch.get_num_threads(),
+             torch.are_deterministic_algorithms_enabled(),
+             torch.is_deterministic_algorithms_warn_only_enabled())
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(saved[0])
+        torch.use_deterministic_algorithms(saved[1], warn_only=saved[2])
+
+
+def _datasets(splits: dict[str, MoleculeSplit]):
+    featurizer = SimpleMoleculeMolGraphFeaturizer(
+        atom_featurizer=MultiHotAtomFeaturizer.v2(),
+        bond_featurizer=MultiHotBondFeaturizer())
+    datasets = {}
+    for split, part in splits.items():
+        points = [MoleculeDatapoint.from_smi(s, y=np.array([t]))
+                  for s, t in zip(part.smiles, part.targets)]
+        datasets[split] = MoleculeDataset(points, featurizer)
+        # Featurize once, as `chemprop train` does unless --no-cache.
+        datasets[split].cache = True
+    return featurizer, datasets
+
+
+def _build_model(dataset: str, featurizer, output_transform):
+    d = CHEMPROP_DEFAULTS
+    atom_dim, bond_dim = featurizer.shape
+    message_passing = chemprop_nn.BondMessagePassing(
+        d_v=atom_dim, d_e=bond_dim, d_h=d['message_hidden_dim'],
+        bias=d['message_bias'], depth=d['depth'], dropout=d['dropout'],
+        activation=d['activation'])
+    aggregation = chemprop_nn.NormAggregation(norm=d['aggregation_norm'])
+    head = dict(input_dim=message_passing.output_dim, n_tasks=1,
+                hidden_dim=d['ffn_hidden_dim'], n_layers=d['ffn_num_layers'],
+                dropout=d['dropout'], activation=d['activation'])
+    if dataset == 'zinc_subset':
+        predictor = chemprop_nn.RegressionFFN(
+            output_transform=output_transform, **head)
+        metric = chemprop_nn.MAE()
+    else:
+        predictor = chemprop_nn.BinaryClassificationFFN(**head)
+        metric = chemprop_nn.BinaryAUROC()
+    return MPNN(message_passing, aggregation, predictor,
+                batch_norm=d['batch_norm'], metrics=[metric],
+                warmup_epochs=d['warmup_epochs'], init_lr=d['init_lr'],
+                max_lr=d['max_lr'], final_lr=d['final_lr'])
+
+
+def _predict(model, dataset, batch_size: int) -> np.ndarray:
+    r"""Predictions in original units (ZINC) or probabilities (MolHIV)."""
+    loader = build_dataloader(dataset, batch_size, num_workers=0,
+                              shuffle=False, drop_last=False)
+    model.eval()
+    outputs = []
+    with torch.inference_mode():
+        for batch in loader:
+            bmg, V_d, X_d, *_ = batch
+            outputs.append(model(bmg, V_d, X_d)[:, 0])
+    return torch.cat(outputs).numpy().astype(np.float64)
+
+
+def _metric(metric: str, predictions: np.ndarray,
+            targets: np.ndarray) -> float:
+    return compute_metric(metric, torch.from_numpy(predictions),
+                          torch.from_numpy(targets))
+
+
+def _write_predictions(path: Path, part: MoleculeSplit,
+                       predictions: np.ndarray) -> None:
+    with open(path, 'w', newline='') as f:
+        writer = csv.writer(f)
+        writer.writerow(['id', 'smiles', 'target', 'prediction'])
+        for row in zip(part.ids, part.smiles, part.targets, predictions):
+            writer.writerow([int(row[0]), row[1], repr(float(row[2])),
+                             repr(float(row[3]))])
+
+
+def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
+                   'runs', seed: int = 0, max_epochs: int = 50,
+                   max_cpu_minutes: Optional[float] = None,
+                   batch_size: int = 64, threads: int = 1,
+                   resume: bool = False, progress_bar: bool = True) -> dict:
+    r"""Trains chemprop's default D-MPNN on one dataset and seed, selects
+    the epoch on the validation metric, predicts the test split once, and
+    writes the run directory ``<output_dir>/<dataset>_chemprop_seed<seed>``:
+
+    * ``config.yaml``: the arguments and the chemprop settings used;
+    * ``metrics.csv``: per epoch: step, training loss (chemprop's
+      criterion: MSE on standardized targets, or BCE), validation metric
+      (original units), learning rate, wall and CPU seconds so far;
+    * ``results.json``: summary (keys as our runs' ``results.json``, plus
+      :obj:`model_family`, :obj:`cpu_time_s` and the dropped molecules);
+    * ``test_predictions.csv``: :obj:`id` (row of the split CSV for ZINC,
+      OGB graph index for MolHIV), SMILES, target and prediction of every
+      scored test molecule;
+    * ``curves.png``; and ``checkpoints/{best,last}.ckpt`` (not for
+      committing).
+
+    Args:
+        dataset (str): :obj:`"zinc_subset"` or :obj:`"molhiv"`.
+        source (str or Path): The dataset folder (see
+            :func:`~graphormer_sepnorm.baselines.load_molecule_splits`).
+        output_dir (str or Path, optional): Folder of the run directories.
+            (default: :obj:`"runs"`)
+        seed (int, optional): Seed of the weights and of the batch order.
+            (default: :obj:`0`)
+        max_epochs (int, optional): Epochs; chemprop's learning-rate
+            schedule decays over them. (default: :obj:`50`)
+        max_cpu_minutes (float, optional): CPU-time budget of training and
+            validation (see :class:`CpuBudgetClock`). (default: :obj:`None`)
+        batch_size (int, optional): Molecules per step. (default: :obj:`64`)
+        threads (int, optional): :func:`torch.set_num_threads`.
+            (default: :obj:`1`)
+        resume (bool, optional): Continue from ``checkpoints/last.ckpt``.
+            (default: :obj:`False`)
+        progress_bar (bool, optional): Show Lightning's progress bar.
+            (default: :obj:`True`)
+
+    Returns:
+        dict: The content of ``results.json``.
+
+    Raises:
+        FileNotFoundError, ValueError: Missing or malformed data files.
+        ~graphormer_sepnorm.training.trainer.RunDirError: The run directory
+            holds checkpoints without :obj:`resume`, or nothing to resume.
+    """
+    if dataset not in _TASKS:
+        raise ValueError(f"Unknown dataset {dataset!r}; choose one of "
+                         f"{', '.join(_TASKS)}")
+    if max_epochs <= CHEMPROP_DEFAULTS['warmup_epochs']:
+        raise ValueError(f"max_epochs must exceed chemprop's "
+                         f"{CHEMPROP_DEFAULTS['warmup_epochs']} warmup "
+                         f"epochs, got {max_epochs}")
+    for name, value in (('batch_size', batch_size), ('threads', threads)):
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}")
+    clock = CpuBudgetClock(max_cpu_minutes)  # rejects a budget <= 0
+    title, metric, higher_is_better, logged_key = _TASKS[dataset]
+    run_dir = check_run_dir({'output_dir': str(output_dir),
+                             'run_name': run_name(dataset, seed)}, resume)
+    with _process_settings(threads):
+        lightning.seed_everything(seed, workers=True, verbose=False)
+        splits = load_molecule_splits(dataset, source)
+        featurize_start = time.process_time()
+        featurizer, datasets = _datasets(splits)
+        featurize_cpu_s = time.process_time() - featurize_start
+        scale = 1.0
+        output_transform = None
+        if dataset == 'zinc_subset':
+            scaler = datasets['train'].normalize_targets()
+            datasets['val'].normalize_targets(scaler)
+            output_transform = UnscaleTransform.from_standard_scaler(scaler)
+            # chemprop validates on standardized targets: its MAE there is
+            # ours divided by the training standard deviation.
+            scale = float(scaler.scale_[0])
+        model = _build_model(dataset, featurizer, output_transform)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        with open(run_dir / 'config.yaml', 'w') as f:
+            yaml.safe_dump({
+                'model_family': MODEL_FAMILY,
+                'dataset': dataset,
+                'source': _neutral_path(source),
+                'seed': seed,
+                'max_epochs': max_epochs,
+                'max_cpu_minutes': max_cpu_minutes,
+                'batch_size': batch_size,
+                'threads': threads,
+                'selection': f'best validation {metric}',
+                'chemprop': dict(CHEMPROP_DEFAULTS, max_epochs=max_epochs,
+                                 batch_size=batch_size),
+            }, f, sort_keys=False)
+
+        history = EpochHistory(clock, metric, logged_key, scale,
+                               metrics_file=run_dir / 'metrics.csv')
+        best = ModelCheckpoint(dirpath=run_dir / 'checkpoints',
+                               filename='best', monitor=logged_key,
+                               mode='max' if higher_is_better else 'min',
+                               save_top_k=1, save_last=True,
+                               auto_insert_metric_name=False,
+                               enable_version_counter=False)
+        trainer = Trainer(accelerator='cpu', devices=1,
+                          max_epochs=max_epochs, logger=False,
+                          callbacks=[clock, history, best],
+                          enable_progress_bar=progress_bar,
+                          enable_model_summary=False, num_sanity_val_steps=0,
+                          deterministic=True, default_root_dir=str(run_dir))
+        train_loader = build_dataloader(datasets['train'], batch_size,
+                                        num_workers=0, seed=seed)
+        val_loader = build_dataloader(datasets['val'], batch_size,
+                                      num_workers=0, shuffle=False)
+        last = run_dir / 'checkpoints' / 'last.ckpt'
+        with warnings.catch_warnings():
+            warnings.filterwarnings('ignore', message='.*does not have many '
+                                    'workers.*')
+            # chemprop checkpoints pickle its metric objects.
+            trainer.fit(model, train_loader, val_loader,
+                        ckpt_path=str(last) if resume else None,
+                        weights_only=False)
+        selected = MPNN.load_from_checkpoint(best.best_model_path,
+                                             map_location='cpu')
+        val_predictions = _predict(selected, datasets['val'], batch_size)
+        test_predictions = _predict(selected, datasets['test'], batch_size)
+
+    best_row = history.best_row(higher_is_better)
+    _write_predictions(run_dir / 'test_predictions.csv', splits['test'],
+                       test_predictions)
+    plot_curves(history.rows, run_dir / 'curves.png', metric,
+                title=f'chemprop D-MPNN on {title}, seed={seed}')
+    results = {
+        'dataset': dataset,
+        'dataset_title': title,
+        'model_family': MODEL_FAMILY,
+        'chemprop_version': chemprop.__version__,
+        'seed': seed,
+        'metric': metric,
+        'higher_is_better': higher_is_better,
+        'num_parameters': sum(p.numel() for p in selected.parameters()),
+        'steps': int(trainer.global_step),
+        'epochs_completed': len(history.rows),
+        'max_epochs': max_epochs,
+        'max_cpu_minutes': max_cpu_minutes,
+        'stopped_by_cpu_budget': clock.stopped_by_budget,
+        'wall_time_s': clock.wall_time_s,
+        'cpu_time_s': clock.cpu_time_s,
+        'featurize_cpu_time_s': featurize_cpu_s,
+        'best_epoch': best_row['epoch'] if best_row else None,
+        'best_step': best_row['step'] if best_row else None,
+        'best_val_metric': _metric(metric, val_predictions,
+                                   splits['val'].targets),
+        'test_metric_at_best_val': _metric(metric, test_predictions,
+                                           splits['test'].targets),
+        'molecules': {
+            split: {'scored': len(splits[split]),
+                    'dropped': len(splits[split].dropped_ids),
+                    'dropped_ids': splits[split].dropped_ids}
+            for split in SPLITS
+        },
+        'test_predictions': 'test_predictions.csv',
+        'hardware': {
+            'accelerator': 'cpu',
+            'device_name': hardware_name('cpu'),
+            'threads': threads,
+            'torch': torch.__version__,
+            'rdkit': rdkit.__version__,
+        },
+    }
+    with open(run_dir / 'results.json', 'w') as f:
+        json.dump(_json_safe(results), f, indent=2)
+    return results
