@@ -48,7 +48,8 @@ from lightning.pytorch.callbacks import ModelCheckpoint
 
 from ..training.evaluate import compute_metric
 from ..training.plots import plot_curves
-from ..training.trainer import _json_safe, check_run_dir, hardware_name
+from ..training.preflight import check_run_dir, check_writable_folder
+from ..training.trainer import _json_safe, hardware_name
 from .clock import CpuBudgetClock
 from .history import EpochHistory
 from .molecule_splits import SPLITS, MoleculeSplit, load_molecule_splits
@@ -231,8 +232,9 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
 
     Raises:
         FileNotFoundError, ValueError: Missing or malformed data files.
-        ~graphormer_sepnorm.training.trainer.RunDirError: The run directory
-            holds checkpoints without :obj:`resume`, or nothing to resume.
+        ~graphormer_sepnorm.training.config.ConfigError: The output folder
+            is not writable, or the run directory holds checkpoints without
+            :obj:`resume` or nothing to resume.
     """
     if dataset not in _TASKS:
         raise ValueError(f"Unknown dataset {dataset!r}; choose one of "
@@ -246,6 +248,7 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
             raise ValueError(f"{name} must be at least 1, got {value}")
     clock = CpuBudgetClock(max_cpu_minutes)  # rejects a budget <= 0
     title, metric, higher_is_better, logged_key = _TASKS[dataset]
+    check_writable_folder('--output-dir', output_dir)
     run_dir = check_run_dir({'output_dir': str(output_dir),
                              'run_name': run_name(dataset, seed)}, resume)
     with _process_settings(threads):

@@ -61,7 +61,9 @@ def test_bad_input_gives_one_line_errors(tmp_path, monkeypatch, capsys):
             (['--source', 'nowhere', '--max-minutes', '0'],
              'positive minutes'),
             (['--source', 'nowhere', '--threads', '0'],
-             'threads must be at least 1')):
+             'threads must be at least 1'),
+            (['--source', 'nowhere', '--output-dir', '/proc/nope'],
+             "'--output-dir' must be a writable folder")):
         assert main(['--dataset', 'zinc_subset', *args]) == 2
         err = capsys.readouterr().err
         assert err.startswith('error: ') and message in err, err
