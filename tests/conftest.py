@@ -98,3 +98,38 @@ def molhiv_root(tmp_path_factory):
     if not (root / 'ogbg_molhiv').is_dir():
         write_molhiv_subset(source, root)
     return root
+
+
+@pytest.fixture(scope='session')
+def zinc_property_frame():
+    """200 real ZINC molecules (the first rows of ZINC-proxy's real
+    validation split) with two regression targets and missing labels:
+    ``y``, the real normalized penalized logP (empty on every 7th row), and
+    ``logp``, RDKit's Crippen logP (empty on every 3rd row; rows 0, 21, ...
+    have neither)."""
+    import pandas as pd
+    from rdkit import Chem
+    from rdkit.Chem import Crippen
+    frame = pd.read_csv(shared_path('ZINC-proxy', 'smiles', 'val.csv'),
+                        nrows=200)
+    frame['logp'] = [Crippen.MolLogP(Chem.MolFromSmiles(s))
+                     for s in frame['smiles']]
+    frame.loc[frame.index % 3 == 0, 'logp'] = None
+    frame.loc[frame.index % 7 == 0, 'y'] = None
+    return frame
+
+
+@pytest.fixture(scope='session')
+def molhiv_frame():
+    """200 real MolHIV molecules with their label ``HIV_active``: the
+    file's first 170 inactive and first 30 active molecules, in file
+    order."""
+    import gzip
+
+    import pandas as pd
+    with gzip.open(shared_path('ogbg_molhiv', 'mapping', 'mol.csv.gz'),
+                   'rt') as f:
+        frame = pd.read_csv(f, usecols=['smiles', 'HIV_active'])
+    actives = frame[frame['HIV_active'] == 1].head(30)
+    rest = frame[frame['HIV_active'] == 0].head(170)
+    return pd.concat([rest, actives]).sort_index().reset_index(drop=True)

@@ -1,6 +1,9 @@
+from .csv_dataset import MoleculeCSVDataset  # noqa: F401
 from .datasets import (DATASET_NAMES, DatasetInfo, GraphSplits,  # noqa: F401
-                       dataset_info, load_splits, ogb_safe_load, prepare_raw,
-                       target_statistics, write_molhiv_subset)
+                       data_info, dataset_info, load_data_splits, load_splits,
+                       ogb_safe_load, prepare_raw, target_statistics,
+                       write_molhiv_subset)
+from .errors import DataError  # noqa: F401
 
 
 def __getattr__(name):  # the batching module imports Lightning: load lazily

@@ -25,19 +25,21 @@ import filecmp
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional, Sequence, Union
+from typing import Iterator, Mapping, Optional, Sequence, Union
 
 import torch
 from torch import Tensor
 
 __all__ = [
-    'DATASET_NAMES', 'DatasetInfo', 'dataset_info', 'dataset_dir',
-    'RawFilesMismatchError', 'check_raw_source', 'check_raw_files',
-    'prepare_raw', 'ogb_safe_load', 'GraphSplits',
-    'load_splits', 'graph_targets', 'target_statistics'
+    'DATASET_NAMES', 'DatasetInfo', 'dataset_info', 'data_info',
+    'dataset_dir', 'RawFilesMismatchError', 'check_raw_source',
+    'check_raw_files', 'prepare_raw', 'ogb_safe_load', 'GraphSplits',
+    'load_splits', 'load_data_splits', 'limit_splits', 'graph_targets',
+    'target_statistics'
 ]
 
-#: Dataset names accepted by :func:`load_splits` (config key ``data.name``).
+#: Dataset names accepted by :func:`load_splits` (config key ``data.name``;
+#: :obj:`"csv"`, your own molecules, is loaded by :func:`load_data_splits`).
 DATASET_NAMES = ('zinc', 'zinc_subset', 'molhiv')
 
 PathLike = Union[str, Path]
@@ -64,14 +66,18 @@ class DatasetInfo:
     r"""What the trainer needs to know about a dataset.
 
     Attributes:
-        name (str): :obj:`"zinc"`, :obj:`"zinc_subset"` or :obj:`"molhiv"`.
+        name (str): :obj:`"zinc"`, :obj:`"zinc_subset"`, :obj:`"molhiv"` or
+            :obj:`"csv"`.
         title (str): Human-readable name (stored in the model card).
         task (str): :obj:`"regression"` or :obj:`"binary"`.
         featurizer (str): SMILES featurizer that reproduces its graphs.
-        metric (str): :obj:`"mae"` (lower is better) or :obj:`"rocauc"`.
+        metric (str): The default model-selection metric, :obj:`"mae"`
+            (lower is better) or :obj:`"rocauc"`.
         atom_vocab_sizes (list of int): Values per column of :obj:`x`.
         bond_vocab_sizes (list of int): Values per column of
             :obj:`edge_attr`.
+        target_names (tuple of str): The names of the targets (the CSV
+            columns), empty for the built-in single-target datasets.
     """
     name: str
     title: str
@@ -80,25 +86,38 @@ class DatasetInfo:
     metric: str
     atom_vocab_sizes: tuple
     bond_vocab_sizes: tuple
+    target_names: tuple = ()
 
     @property
     def higher_is_better(self) -> bool:
         return self.metric == 'rocauc'
 
+    @property
+    def num_targets(self) -> int:
+        return max(len(self.target_names), 1)
+
 
 def dataset_info(name: str) -> DatasetInfo:
     r"""The :class:`DatasetInfo` of :obj:`name`."""
+    from .featurize import featurizer_vocab_sizes
     if name in ('zinc', 'zinc_subset'):
         return DatasetInfo(name, 'ZINC-subset' if name == 'zinc_subset' else
-                           'ZINC', 'regression', 'zinc', 'mae', (28, ), (4, ))
+                           'ZINC', 'regression', 'zinc', 'mae',
+                           *featurizer_vocab_sizes('zinc'))
     if name == 'molhiv':
-        from ogb.utils.features import (get_atom_feature_dims,
-                                        get_bond_feature_dims)
         return DatasetInfo(name, 'ogbg-molhiv', 'binary', 'ogb', 'rocauc',
-                           tuple(get_atom_feature_dims()),
-                           tuple(get_bond_feature_dims()))
+                           *featurizer_vocab_sizes('ogb'))
     raise ValueError(f"Unknown dataset {name!r}; choose one of "
                      f"{', '.join(DATASET_NAMES)}")
+
+
+def data_info(data: Mapping) -> DatasetInfo:
+    r"""The :class:`DatasetInfo` of a validated :obj:`data` configuration
+    section (a built-in dataset, or your own CSV)."""
+    if data['name'] == 'csv':
+        from .csv_dataset import csv_info
+        return csv_info(data)
+    return dataset_info(data['name'])
 
 
 def dataset_dir(name: str, root: PathLike) -> Path:
@@ -295,12 +314,27 @@ def load_splits(name: str, root: PathLike, max_nodes: int = 512,
                 f"they come from different copies of ZINC; remove "
                 f"{target / 'raw'} and set data.raw_source to one complete "
                 f"copy (e.g. ../shared/data/ZINC-proxy)") from None
-    limited = []
-    for dataset, limit in zip(splits, (limit_train, limit_val, limit_test)):
-        if limit is not None and limit < len(dataset):
-            dataset = dataset[:limit]
-        limited.append(dataset)
-    return GraphSplits(*limited, info=info)
+    return GraphSplits(*limit_splits(splits, limit_train, limit_val,
+                                     limit_test), info=info)
+
+
+def load_data_splits(data: Mapping) -> GraphSplits:
+    r"""The splits named by a validated :obj:`data` configuration section:
+    :func:`load_splits` for the built-in datasets,
+    :func:`~graphormer_sepnorm.data.csv_dataset.load_csv_splits` for
+    :obj:`name: csv`."""
+    if data['name'] == 'csv':
+        from .csv_dataset import load_csv_splits
+        return load_csv_splits(data)
+    return load_splits(data['name'], data['root'], data['max_nodes'],
+                       data['raw_source'], data['limit_train'],
+                       data['limit_val'], data['limit_test'])
+
+
+def limit_splits(splits: Sequence, *limits: Optional[int]) -> list:
+    r"""Each split cut to its first :obj:`limit` graphs (:obj:`None`: all)."""
+    return [split[:limit] if limit is not None and limit < len(split)
+            else split for split, limit in zip(splits, limits)]
 
 
 def graph_targets(dataset) -> Tensor:
@@ -320,15 +354,20 @@ def graph_targets(dataset) -> Tensor:
     return torch.stack([dataset[int(i)].y for i in range(len(dataset))])
 
 
-def target_statistics(dataset) -> tuple[float, float]:
-    r"""Mean and standard deviation of the targets of :obj:`dataset` (the
-    training split), as used to standardize regression targets."""
-    y = graph_targets(dataset).double().view(-1)
-    y = y[torch.isfinite(y)]
-    if y.numel() < 2:
-        return float(y.mean()) if y.numel() else 0.0, 1.0
-    std = float(y.std())
-    return float(y.mean()), (std if std > 0 else 1.0)
+def target_statistics(dataset) -> tuple[list[float], list[float]]:
+    r"""Mean and standard deviation of each target of :obj:`dataset` (the
+    training split) over its labeled graphs, as used to standardize
+    regression targets (a target with fewer than two distinct values gets
+    standard deviation 1; one without labels mean 0)."""
+    y = graph_targets(dataset).double()
+    y = y.view(y.size(0), -1)
+    means, stds = [], []
+    for column in y.unbind(1):
+        column = column[torch.isfinite(column)]
+        means.append(float(column.mean()) if column.numel() else 0.0)
+        std = float(column.std()) if column.numel() > 1 else 0.0
+        stds.append(std if std > 0 else 1.0)
+    return means, stds
 
 
 def write_molhiv_subset(source: PathLike, dest: PathLike,

@@ -43,6 +43,7 @@ __all__ = [
     'smiles_to_ogb_graph',
     'FEATURIZERS',
     'get_featurizer',
+    'featurizer_vocab_sizes',
 ]
 
 #: The 28 atom types of the benchmarking-gnns ZINC dataset, in index order
@@ -523,3 +524,18 @@ def get_featurizer(name: str) -> Callable[..., Data]:
             f"Unknown featurizer {name!r}; valid choices are "
             f"{sorted(FEATURIZERS)}")
     return FEATURIZERS[key]
+
+
+def featurizer_vocab_sizes(name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    r"""The number of values of each atom feature column and of each bond
+    feature column of the featurizer :obj:`name` (the model's
+    :obj:`atom_vocab_sizes` and :obj:`bond_vocab_sizes`).
+
+    Args:
+        name (str): :obj:`"zinc"` or :obj:`"ogb"` (case-insensitive).
+    """
+    get_featurizer(name)  # an unknown name raises here
+    if name.lower().strip() == 'zinc':
+        return (len(ZINC_ATOM_TYPES), ), (len(ZINC_BOND_TYPES), )
+    from ogb.utils.features import get_atom_feature_dims, get_bond_feature_dims
+    return tuple(get_atom_feature_dims()), tuple(get_bond_feature_dims())

@@ -46,10 +46,29 @@ def test_zinc_splits_and_cached_second_load(zinc):
 
 def test_target_statistics_come_from_the_training_split(zinc):
     splits, _, _ = zinc
-    mean, std = target_statistics(splits.train)
+    (mean, ), (std, ) = target_statistics(splits.train)  # one target
     y = torch.stack([splits.train[i].y for i in range(len(splits.train))])
     assert mean == pytest.approx(float(y.double().mean()), abs=1e-9)
     assert std == pytest.approx(float(y.double().std()), rel=1e-9)
+
+
+def test_target_statistics_per_target_skip_missing_labels():
+    from torch_geometric.data import Data, InMemoryDataset
+
+    class Targets(InMemoryDataset):
+        def __init__(self, y):
+            super().__init__()
+            self.data, self.slices = self.collate(
+                [Data(x=torch.zeros(1, 1), y=row.view(1, -1)) for row in y])
+
+    nan = float('nan')
+    y = torch.tensor([[1.0, nan, 5.0], [3.0, 2.0, 5.0], [nan, 4.0, 5.0],
+                      [8.0, nan, 5.0]])
+    mean, std = target_statistics(Targets(y))
+    assert mean == pytest.approx([4.0, 3.0, 5.0])
+    # Sample standard deviations ((9 + 1 + 16) / 2 = 13); a constant target
+    # keeps 1
+    assert std == pytest.approx([13**0.5, 2**0.5, 1.0])
 
 
 def test_prepare_raw_copies_missing_files_only(tmp_path):

@@ -1,0 +1,114 @@
+"""Reading a training CSV: line numbers, missing labels, and one clear
+CSVDataError per problem a user can fix."""
+import gzip
+import math
+
+import numpy as np
+import pytest
+
+from graphormer_sepnorm.data.csv_table import (CSVDataError,
+                                               parse_split_column,
+                                               parse_targets, read_header,
+                                               read_table)
+
+COLUMNS = {'data.smiles_column': ['smiles'], 'data.target_columns': ['a']}
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path
+
+
+def _targets(path, columns=('a', ), task='regression'):
+    table = read_table(path, {'data.target_columns': list(columns)})
+    return table, parse_targets(table, path, list(columns), task)
+
+
+def test_values_missing_labels_and_line_numbers(tmp_path):
+    path = _write(tmp_path / 'x.csv',
+                  'smiles,a,b\nCCO,1.5,\n\nCCN, NA ,2e-3\nCCC,-3,nan\n'
+                  'CCCl,none,7\n')
+    table, y = _targets(path, ('a', 'b'))
+    # The blank line is dropped, but the lines keep their place in the file
+    assert table.index.tolist() == [2, 4, 5, 6]
+    assert table['smiles'].tolist() == ['CCO', 'CCN', 'CCC', 'CCCl']
+    expected = [[1.5, math.nan], [math.nan, 2e-3], [-3, math.nan],
+                [math.nan, 7]]
+    np.testing.assert_array_equal(y, np.array(expected))
+
+
+def test_gzip_and_byte_order_mark(tmp_path):
+    path = tmp_path / 'x.csv.gz'
+    with gzip.open(path, 'wt', encoding='utf-8-sig') as f:
+        f.write('smiles,a\r\n"C(C)O",1\r\n')
+    assert read_header(path) == ['smiles', 'a']
+    table, y = _targets(path)
+    assert table['smiles'].tolist() == ['C(C)O'] and y.tolist() == [[1.0]]
+
+
+def test_missing_column_lists_the_columns_present(tmp_path):
+    path = _write(tmp_path / 'x.csv', 'SMILES,LogS,mw\nCCO,1,2\n')
+    with pytest.raises(CSVDataError) as error:
+        read_table(path, {'data.smiles_column': ['smiles']})
+    message = str(error.value)
+    assert "has no column 'smiles' (named by data.smiles_column)" in message
+    assert "columns present: 'SMILES', 'LogS', 'mw'" in message
+    assert "Did you mean 'SMILES'?" in message
+    with pytest.raises(CSVDataError, match="no column 'logs' .* Did you mean "
+                       "'LogS'.* Fix data.target_columns"):
+        read_table(path, {'data.target_columns': ['LogS', 'logs']})
+
+
+@pytest.mark.parametrize('cell,expected', [
+    ('n/d', "line 3, column 'a': 'n/d' is not a number"),
+    ('inf', "line 3, column 'a': 'inf' is not a finite number"),
+    ('1.2.3', "'1.2.3' is not a number"),
+    # A decimal comma makes a third cell in a two-column file
+    ('1,5', r'Cannot read .* \(Error tokenizing data. C error: Expected 2 '
+     r'fields in line 3, saw 3\)'),
+])
+def test_non_numeric_value_names_line_and_value(tmp_path, cell, expected):
+    path = _write(tmp_path / 'x.csv', f'smiles,a\nCCO,1\nCCN,{cell}\n')
+    with pytest.raises(CSVDataError, match=expected):
+        _targets(path)
+
+
+def test_empty_target_column(tmp_path):
+    path = _write(tmp_path / 'x.csv', 'smiles,a,b\nCCO,1,\nCCN,2, \n')
+    with pytest.raises(CSVDataError, match="target column 'b' has no value "
+                       "in any of its 2 rows; fill it, or remove it from "
+                       "data.target_columns"):
+        _targets(path, ('a', 'b'))
+
+
+def test_binary_labels_must_be_0_or_1(tmp_path):
+    path = _write(tmp_path / 'x.csv', 'smiles,a\nCCO,1\nCCN,\nCCC,0.0\n'
+                  'CCCC,2\n')
+    with pytest.raises(CSVDataError, match="line 5, column 'a': '2' is not 0 "
+                       "or 1; data.task=binary needs 0/1 labels"):
+        _targets(path, task='binary')
+    table, y = _targets(path, task='regression')  # fine as regression
+    assert y[3, 0] == 2
+
+
+def test_split_column(tmp_path):
+    path = _write(tmp_path / 'x.csv', 'smiles,fold\nC,train\nCC, Valid\n'
+                  'CCC,VAL\nCCCC,test\n')
+    table = read_table(path, {'data.split_column': ['fold']})
+    assert parse_split_column(table, path, 'fold').tolist() == [0, 1, 1, 2]
+    path = _write(tmp_path / 'y.csv', 'smiles,fold\nC,train\nCC,trian\n')
+    table = read_table(path, {'data.split_column': ['fold']})
+    with pytest.raises(CSVDataError, match="line 3, column 'fold' "
+                       r"\(data.split_column\): 'trian' is not train, valid "
+                       "or test"):
+        parse_split_column(table, path, 'fold')
+
+
+def test_unreadable_files(tmp_path):
+    with pytest.raises(CSVDataError, match='does not exist; set data.path'):
+        read_header(tmp_path / 'nope.csv')
+    with pytest.raises(CSVDataError, match=r'is empty; it needs a header'):
+        read_header(_write(tmp_path / 'empty.csv', ''))
+    (tmp_path / 'bad.csv.gz').write_bytes(b'not gzip at all')
+    with pytest.raises(CSVDataError, match='Cannot read .* as a CSV file'):
+        read_header(tmp_path / 'bad.csv.gz')
