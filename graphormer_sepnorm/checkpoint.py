@@ -40,23 +40,28 @@ class ModelCard:
             :func:`graphormer_sepnorm.data.featurize.get_featurizer`).
         task (str): :obj:`"regression"` or :obj:`"binary"` (outputs are
             logits of the positive class).
-        target_mean (float, optional): Regression targets were standardized
-            as :obj:`(y - mean) / std` for training; predictions are mapped
-            back. (default: :obj:`0.0`)
-        target_std (float, optional): See :obj:`target_mean`.
-            (default: :obj:`1.0`)
+        target_mean (float or list of float, optional): Regression targets
+            were standardized as :obj:`(y - mean) / std` for training;
+            predictions are mapped back. One value per target (a float for
+            a single target). (default: :obj:`0.0`)
+        target_std (float or list of float, optional): See
+            :obj:`target_mean`. (default: :obj:`1.0`)
         dataset (str, optional): Name of the training dataset.
             (default: :obj:`""`)
-        extra (dict, optional): Anything else worth keeping (metrics, seed).
-            (default: :obj:`{}`)
+        extra (dict, optional): Anything else worth keeping (metrics, seed,
+            the data configuration). (default: :obj:`{}`)
+        target_names (list of str, optional): The name of each output, the
+            target columns of a training CSV; empty for the built-in
+            single-target datasets. (default: :obj:`[]`)
     """
     model_config: dict[str, Any]
     featurizer: str
     task: str
-    target_mean: float = 0.0
-    target_std: float = 1.0
+    target_mean: Union[float, list[float]] = 0.0
+    target_std: Union[float, list[float]] = 1.0
     dataset: str = ''
     extra: dict[str, Any] = field(default_factory=dict)
+    target_names: list[str] = field(default_factory=list)
 
 
 def save_model(path: PathLike, model: GraphormerSepNorm,

@@ -46,7 +46,7 @@ from chemprop.nn.transforms import UnscaleTransform
 from lightning.pytorch import Trainer
 from lightning.pytorch.callbacks import ModelCheckpoint
 
-from ..training.evaluate import compute_metric
+from ..training.metrics import compute_metric
 from ..training.plots import plot_curves
 from ..training.preflight import check_run_dir, check_writable_folder
 from ..training.trainer import _json_safe, hardware_name

@@ -90,8 +90,8 @@ class EpochHistory(Callback):
         self.rows = [r for r in self.rows if r['epoch'] != row['epoch']]
         self.rows.append(row)
         if self.metrics_file is not None:
-            write_history(self.rows, self.metrics_file, self.metric,
-                          columns=history_columns(self.metric))
+            write_history(self.rows, self.metrics_file,
+                          history_columns(self.metric))
 
     def best_row(self, higher_is_better: bool) -> Optional[dict]:
         r"""The row of the best validation metric (the first on ties, as

@@ -21,14 +21,18 @@ DataLoader or on-device gathering) and the Lightning data module.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterator, Optional, Sequence
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional, Sequence, Union
 
 import torch
 from torch import Tensor
 from torch_geometric.data import Batch
 from torch_geometric.loader.dataloader import Collater
 
-from .datasets import GraphSplits, load_splits, prepare_raw, target_statistics
+from .csv_dataset import write_run_records
+from .datasets import (GraphSplits, data_info, load_data_splits, prepare_raw,
+                       target_statistics)
+from .errors import DataError
 
 __all__ = ['DeviceGraphStore', 'GraphBatchLoader', 'GraphDataModule',
            'epoch_batches']
@@ -286,8 +290,12 @@ class GraphDataModule(_Base):
     configuration section (see :mod:`graphormer_sepnorm.training.config`).
 
     :meth:`prepare_data` (one process per node) copies raw files and runs
-    the cached preprocessing; :meth:`setup` loads the cache in every process
-    and computes the training-target statistics.
+    the cached preprocessing; :meth:`setup` loads the cache in every process,
+    checks that the training split fills a batch and computes the
+    training-target statistics. For a CSV dataset, the global-rank-zero
+    process also writes the split used (and the rows skipped) into
+    :obj:`run_dir` (see
+    :func:`~graphormer_sepnorm.data.csv_dataset.write_run_records`).
 
     Args:
         data_config (dict): The :obj:`data` section.
@@ -295,40 +303,51 @@ class GraphDataModule(_Base):
         eval_test (bool, optional): Evaluate the test split beside the
             validation split at every validation (default: :obj:`True`);
             :obj:`False` for tuning trials, which must never read test.
+        run_dir (str or Path, optional): The run directory.
     """
     def __init__(self, data_config: dict, seed: int = 0,
-                 eval_test: bool = True) -> None:
+                 eval_test: bool = True,
+                 run_dir: Optional[Union[str, Path]] = None) -> None:
         super().__init__()
         self.cfg = dict(data_config)
         self.seed = seed
         self.eval_test = eval_test
+        self.run_dir = run_dir
         self.splits: Optional[GraphSplits] = None
-        self.target_mean = 0.0
-        self.target_std = 1.0
+        num_targets = data_info(self.cfg).num_targets
+        self.target_mean = [0.0] * num_targets
+        self.target_std = [1.0] * num_targets
         self._stores: dict[str, DeviceGraphStore] = {}
 
-    def _load(self) -> GraphSplits:
-        c = self.cfg
-        return load_splits(c['name'], c['root'], c['max_nodes'],
-                           c['raw_source'], c['limit_train'], c['limit_val'],
-                           c['limit_test'])
-
     def prepare_data(self) -> None:
-        prepare_raw(self.cfg['name'], self.cfg['root'], self.cfg['raw_source'])
-        self._load()
+        if self.cfg['name'] != 'csv':
+            prepare_raw(self.cfg['name'], self.cfg['root'],
+                        self.cfg['raw_source'])
+        load_data_splits(self.cfg)
 
     def setup(self, stage: Optional[str] = None) -> None:
-        if self.splits is None:
-            self.splits = self._load()
-            if (self.splits.info.task == 'regression'
-                    and self.cfg.get('standardize_targets', True)):
-                self.target_mean, self.target_std = target_statistics(
-                    self.splits.train)
+        if self.splits is not None:
+            return
+        self.splits = load_data_splits(self.cfg)
+        batch_size = self.cfg['batch_size']
+        if len(self.splits.train) < batch_size:
+            raise DataError(
+                f"The training split has {len(self.splits.train)} molecules, "
+                f"fewer than one batch (data.batch_size={batch_size}); set "
+                f"data.batch_size to at most {len(self.splits.train)}, or use "
+                f"more molecules")
+        if (self.splits.info.task == 'regression'
+                and self.cfg.get('standardize_targets', True)):
+            self.target_mean, self.target_std = target_statistics(
+                self.splits.train)
+        trainer = getattr(self, 'trainer', None)
+        if self.run_dir is not None and (trainer is None
+                                         or trainer.is_global_zero):
+            write_run_records(self.splits, self.run_dir)
 
     @property
     def info(self):
-        from .datasets import dataset_info
-        return dataset_info(self.cfg['name'])
+        return data_info(self.cfg)
 
     def _device(self):
         trainer = getattr(self, 'trainer', None)

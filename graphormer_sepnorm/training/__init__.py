@@ -1,13 +1,14 @@
 r"""YAML-configured training (Lightning) of GraphormerSepNorm on ZINC,
-ZINC-subset and OGB MolHIV; see :func:`train` and :func:`load_config`."""
+ZINC-subset, OGB MolHIV and your own CSV of SMILES and targets; see :func:`train` and :func:`load_config`."""
 from .config import (DATA_ROOT_ENV, OPTIONS, ConfigError, load_config,
                      options_markdown, run_dir_of)
-from .evaluate import compute_metric, evaluate_checkpoint
+from .evaluate import evaluate_checkpoint
 from .lr_schedule import PolynomialDecayWithWarmup, polynomial_decay_scheduler
+from .metrics import compute_metrics
 
 __all__ = [
     'ConfigError', 'DATA_ROOT_ENV', 'OPTIONS', 'load_config',
-    'options_markdown', 'run_dir_of', 'compute_metric', 'evaluate_checkpoint',
+    'options_markdown', 'run_dir_of', 'compute_metrics', 'evaluate_checkpoint',
     'PolynomialDecayWithWarmup', 'polynomial_decay_scheduler', 'train',
     'GraphormerLitModule', 'NonFiniteLossError'
 ]

@@ -105,6 +105,7 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     from ..data.datasets import RawFilesMismatchError
+    from ..data.errors import DataError
     from .lit_module import NonFiniteLossError
     from .trainer import train
     try:  # train() checks paths and checkpoints before any work
@@ -112,7 +113,7 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
     except NonFiniteLossError as error:
         print(f"error: {error}", file=sys.stderr)
         return 3
-    except (ConfigError, RawFilesMismatchError) as error:
+    except (ConfigError, RawFilesMismatchError, DataError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if results is not None:

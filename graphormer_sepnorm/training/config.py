@@ -29,7 +29,9 @@ from typing import Any, Mapping, Optional, Sequence, Union
 
 import yaml
 
-from ..data.datasets import DATASET_NAMES, check_raw_source
+from ..data.csv_dataset import check_csv_config
+from ..data.datasets import DATASET_NAMES, check_raw_source, data_info
+from .metrics import METRIC_NAMES, TASK_METRICS
 
 #: Environment variable that overrides ``data.root`` (a command-line
 #: ``data.root=...`` still wins).
@@ -50,7 +52,8 @@ class Option:
     Args:
         key (str): Dotted key, *e.g.* :obj:`"train.max_steps"`.
         type (str): :obj:`"int"`, :obj:`"float"`, :obj:`"bool"`,
-            :obj:`"str"`, :obj:`"floats"` (a list of floats) or
+            :obj:`"str"`, :obj:`"floats"` (a list of floats), :obj:`"strs"`
+            (a list of strings; one string is a list of one) or
             :obj:`"devices"` (an int, a list of ints, or :obj:`"auto"`).
         default: The value when the key is left out.
         doc (str): What the key means (one line, for the README table).
@@ -132,13 +135,38 @@ def _build_options() -> list[Option]:
         o('output_dir', 'str', 'runs',
           'Folder holding the run directories.'),
         o('run_name', 'str', None, 'Run directory name under output_dir; '
-          'null: `<data.name>_<model.norm>_seed<seed>`.', nullable=True),
+          'null: `<data.name>_<model.norm>_seed<seed>` (csv: the file name '
+          'instead of data.name).', nullable=True),
         # data
-        o('data.name', 'str', None, 'Dataset: ZINC-full, ZINC-subset (12k) '
-          'or OGB ogbg-molhiv.', choices=DATASET_NAMES),
+        o('data.name', 'str', None, 'Dataset: ZINC-full, ZINC-subset (12k), '
+          'OGB ogbg-molhiv, or your own CSV (data.path).',
+          choices=DATASET_NAMES + ('csv', )),
         o('data.root', 'str', 'data', 'Writable folder for datasets '
-          '(`<root>/ZINC`, `<root>/ogbg_molhiv`); the environment variable '
-          f'{DATA_ROOT_ENV} overrides it.'),
+          '(`<root>/ZINC`, `<root>/ogbg_molhiv`) and CSV caches '
+          f'(`<root>/csv`); the environment variable {DATA_ROOT_ENV} '
+          'overrides it.'),
+        o('data.path', 'str', None, 'csv: the CSV file (`.csv` or `.csv.gz`, '
+          'header row, one molecule per row).', nullable=True),
+        o('data.smiles_column', 'str', 'smiles',
+          'csv: the column holding the SMILES.'),
+        o('data.target_columns', 'strs', None, 'csv: the column(s) to '
+          'predict, one model output each (empty cells: missing labels).',
+          nullable=True),
+        o('data.task', 'str', None, 'csv: `regression`, or `binary` (0/1 '
+          'labels; several target columns: multi-label).',
+          choices=tuple(TASK_METRICS), nullable=True),
+        o('data.featurizer', 'str', 'ogb', 'csv: SMILES to graph, `ogb` '
+          "(OGB's 9 atom / 3 bond features) or `zinc` (ZINC's 28 atom "
+          'types).', choices=('ogb', 'zinc')),
+        o('data.split', 'str', 'scaffold', 'csv: balanced Bemis-Murcko '
+          'scaffold split, random split, or the split named in '
+          'data.split_column.', choices=('scaffold', 'random', 'column')),
+        o('data.split_sizes', 'floats', [0.8, 0.1, 0.1], 'csv: fractions '
+          '(train, valid, test) of the scaffold or random split.', length=3),
+        o('data.split_seed', 'int', 0, 'csv: seed of the scaffold or random '
+          'split.'),
+        o('data.split_column', 'str', None, 'csv, split=column: the column '
+          'holding train, valid or test for every row.', nullable=True),
         o('data.raw_source', 'str', None, 'Offline: a folder with the raw '
           'files (e.g. `../shared/data/ZINC-proxy` or '
           '`../shared/data/ogbg_molhiv`) copied into the root when missing; '
@@ -217,6 +245,9 @@ def _build_options() -> list[Option]:
           'the tensorboard package).'),
         o('train.num_sanity_val_steps', 'int', 0, 'Validation batches run '
           'before training as a smoke test.'),
+        o('train.monitor', 'str', None, 'Validation metric that selects the '
+          'best model (averaged over targets); null: mae (regression) or '
+          'rocauc (binary).', choices=METRIC_NAMES, nullable=True),
     ]
     defaults = _model_defaults()
     documented = {key for key, *_ in _MODEL_DOCS}
@@ -432,6 +463,14 @@ def _coerce(option: Option, value: Any) -> Any:
                 f"'{key}' must be one of {', '.join(map(repr, option.choices))}"
                 f", got {value!r}.{did_you_mean}")
         return value
+    if t == 'strs':
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, (list, tuple)) or not value or not all(
+                isinstance(item, str) and item for item in value):
+            raise _type_error(option, value,
+                              'a non-empty list of non-empty strings')
+        return list(value)
     if t == 'floats':
         if not isinstance(value, (list, tuple)) or (
                 option.length is not None and len(value) != option.length):
@@ -542,6 +581,15 @@ def _check_ranges(config: dict) -> None:
             f"accepts would crash the model. Make them equal")
 
 
+def _check_monitor(config: dict) -> None:
+    monitor = config['train']['monitor']
+    task = data_info(config['data']).task
+    if monitor is not None and monitor not in TASK_METRICS[task]:
+        raise ConfigError(
+            f"'train.monitor' is {monitor!r}, a metric the {task} task does "
+            f"not report; choose one of {', '.join(TASK_METRICS[task])}")
+
+
 def validate(config: Mapping, check_paths: bool = True) -> dict:
     r"""Returns a complete copy of :obj:`config`: unknown keys rejected,
     defaults filled in, types converted and checked, choices and ranges
@@ -576,6 +624,11 @@ def validate(config: Mapping, check_paths: bool = True) -> dict:
         else:
             out[name] = value
     _check_ranges(out)
+    try:
+        check_csv_config(out['data'], check_paths)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+    _check_monitor(out)
     if check_paths and out['data']['raw_source'] is not None:
         try:
             check_raw_source(out['data']['name'], out['data']['raw_source'])
@@ -618,8 +671,10 @@ def resolved_run_name(config: Mapping) -> str:
     name = config.get('run_name')
     if name:
         return str(name)
-    return (f"{config['data']['name']}_{config['model']['norm']}"
-            f"_seed{config['seed']}")
+    data = config['data']
+    dataset = (Path(data['path']).name.split('.')[0]
+               if data['name'] == 'csv' else data['name'])
+    return f"{dataset}_{config['model']['norm']}_seed{config['seed']}"
 
 
 def run_dir_of(config: Mapping) -> Path:

@@ -1,55 +1,21 @@
-r"""Metrics (ZINC: MAE in original units; MolHIV: OGB's ROC-AUC) and
-re-evaluation of a saved model on a dataset split."""
+r"""Re-evaluation of a saved model on a split of its dataset."""
 from __future__ import annotations
 
 import json
-import math
-import warnings
 from pathlib import Path
 from typing import Any, Optional, Union
 
 import torch
 import yaml
-from torch import Tensor
 
-from ..data.datasets import dataset_info, load_splits
+from ..data.datasets import load_data_splits
+from .config import OPTIONS
+from .metrics import compute_metrics
 
-__all__ = ['compute_metric', 'metric_name', 'evaluate_checkpoint',
-           'load_checkpoint_split', 'resolve_checkpoint']
+__all__ = ['evaluate_checkpoint', 'load_checkpoint_split',
+           'resolve_checkpoint']
 
 PathLike = Union[str, Path]
-
-
-def metric_name(dataset: str) -> str:
-    return dataset_info(dataset).metric
-
-
-def compute_metric(metric: str, preds: Tensor, targets: Tensor) -> float:
-    r"""The metric over all predictions (original units / logits).
-
-    * :obj:`"mae"`: mean absolute error.
-    * :obj:`"rocauc"`: :class:`ogb.graphproppred.Evaluator` for
-      :obj:`ogbg-molhiv` (NaN, with a warning, when the targets hold a
-      single class).
-    """
-    preds = preds.detach().double().view(-1).cpu()
-    targets = targets.detach().double().view(-1).cpu()
-    if preds.numel() == 0:
-        return math.nan
-    if metric == 'mae':
-        return float((preds - targets).abs().mean())
-    if metric == 'rocauc':
-        from ogb.graphproppred import Evaluator
-        if targets.unique().numel() < 2:
-            warnings.warn("ROC-AUC needs both classes among the targets; "
-                          "reporting NaN (use more graphs in this split)")
-            return math.nan
-        result = Evaluator('ogbg-molhiv').eval({
-            'y_true': targets.view(-1, 1).numpy(),
-            'y_pred': preds.view(-1, 1).numpy()
-        })
-        return float(result['rocauc'])
-    raise ValueError(f"Unknown metric {metric!r}")
 
 
 def resolve_checkpoint(path: PathLike) -> Path:
@@ -103,11 +69,14 @@ def load_checkpoint_split(checkpoint: PathLike, split: str = 'test',
     if 'name' not in data:
         raise ValueError(f"{path}: the model card names no dataset; pass a "
                          f"run directory with config.yaml")
-    limits = {k: (None if full_split else data.get(k))
-              for k in ('limit_train', 'limit_val', 'limit_test')}
-    splits = load_splits(data['name'], data.get('root', 'data'),
-                         data.get('max_nodes', 512), data.get('raw_source'),
-                         **limits)
+    if full_split:
+        data.update(limit_train=None, limit_val=None, limit_test=None)
+    # Cards written before every data key was recorded lack some: the
+    # defaults fill them.
+    data = {**{option.key.split('.', 1)[1]: option.default
+               for option in OPTIONS if option.key.startswith('data.')},
+            **data}
+    splits = load_data_splits(data)
     return model, card, splits.info, splits[split], path
 
 
@@ -127,20 +96,25 @@ def evaluate_checkpoint(checkpoint: PathLike, split: str = 'test',
 
     model, card, info, dataset, path = load_checkpoint_split(
         checkpoint, split, data_overrides, device, full_split)
+    mean = torch.tensor(card.target_mean, dtype=torch.double).view(-1)
+    std = torch.tensor(card.target_std, dtype=torch.double).view(-1)
     preds, targets = [], []
     for batch in DataLoader(dataset, batch_size=batch_size):
         batch = batch.to(device)
-        out = model(batch).view(-1).double()
+        out = model(batch).double().cpu()
         if info.task == 'regression':
-            out = out * card.target_std + card.target_mean
-        preds.append(out.cpu())
-        targets.append(batch.y.view(-1).double().cpu())
-    value = compute_metric(info.metric, torch.cat(preds), torch.cat(targets))
+            out = out * std + mean
+        preds.append(out)
+        targets.append(batch.y.double().cpu().view(out.shape))
+    metric = card.extra.get('metric') or info.metric
+    metrics = compute_metrics(info.task, torch.cat(preds), torch.cat(targets),
+                              info.target_names, split=split)
     return {
         'dataset': info.name,
         'split': split,
-        'metric': info.metric,
-        'value': value,
+        'metric': metric,
+        'value': metrics[metric],
+        'metrics': metrics,
         'num_graphs': len(dataset),
         'checkpoint': str(path),
     }

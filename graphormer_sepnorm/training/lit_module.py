@@ -14,12 +14,13 @@ from lightning.pytorch import LightningModule
 from torch import Tensor
 from torchmetrics import CatMetric, MeanMetric
 
-from ..data.datasets import dataset_info
+from ..data.datasets import data_info
 from ..models import GraphormerSepNorm
-from .evaluate import compute_metric
 from .lr_schedule import polynomial_decay_scheduler
+from .metrics import (HIGHER_IS_BETTER, compute_metrics, metric_keys,
+                      monitor_metric)
 
-__all__ = ['GraphormerLitModule', 'NonFiniteLossError', 'HISTORY_COLUMNS']
+__all__ = ['GraphormerLitModule', 'NonFiniteLossError', 'history_columns']
 
 
 class NonFiniteLossError(RuntimeError):
@@ -27,19 +28,26 @@ class NonFiniteLossError(RuntimeError):
     last checkpoint written before (all finite) is kept."""
 
 
-def HISTORY_COLUMNS(metric: str) -> list[str]:
-    return ['epoch', 'step', 'train_loss', f'val_{metric}', f'test_{metric}',
-            'lr', 'wall_time_s', 'cpu_time_s']
+def history_columns(keys: list[str]) -> list[str]:
+    r"""The columns of :obj:`metrics.csv` for the metric :obj:`keys` (see
+    :func:`~graphormer_sepnorm.training.metrics.metric_keys`)."""
+    return (['epoch', 'step', 'train_loss'] + [f'val_{k}' for k in keys] +
+            [f'test_{k}' for k in keys] + ['lr', 'wall_time_s', 'cpu_time_s'])
 
 
 class GraphormerLitModule(LightningModule):
-    r"""Trains :class:`~graphormer_sepnorm.GraphormerSepNorm` on one dataset.
+    r"""Trains :class:`~graphormer_sepnorm.GraphormerSepNorm` on one dataset,
+    with one output per target.
 
-    * Regression (ZINC): L1 loss on targets standardized with the training
-      split's mean and standard deviation (set by :meth:`setup` from the
-      data module), MAE reported in original units.
-    * Binary (MolHIV): binary cross-entropy on the logit, OGB ROC-AUC.
+    * Regression (ZINC, CSV): L1 loss on targets standardized per target
+      with the training split's mean and standard deviation (set by
+      :meth:`setup` from the data module); metrics in original units.
+    * Binary (MolHIV, CSV): binary cross-entropy on the logits.
 
+    Missing labels (:obj:`NaN`) are left out of the loss and of every
+    metric, per target. The metrics are those of
+    :mod:`~graphormer_sepnorm.training.metrics`; :obj:`train.monitor` (by
+    default MAE or ROC-AUC, averaged over targets) selects the best model.
     Every validation also evaluates the test split (unless
     :obj:`train.eval_test` is false), so the test metric at the best
     validation epoch can be reported (OGB convention); each
@@ -55,22 +63,26 @@ class GraphormerLitModule(LightningModule):
         super().__init__()
         self.save_hyperparameters()
         self.config = config
-        self.info = dataset_info(config['data']['name'])
-        self.metric = self.info.metric
+        self.info = data_info(config['data'])
+        self.metric = monitor_metric(config)
+        self.metric_keys = metric_keys(self.info.task, self.info.target_names)
         self.model = GraphormerSepNorm.from_config(
             dict(config['model'],
                  atom_vocab_sizes=list(self.info.atom_vocab_sizes),
                  bond_vocab_sizes=list(self.info.bond_vocab_sizes),
-                 out_channels=1))
+                 out_channels=self.info.num_targets))
         self.metrics_file = metrics_file
-        self.target_mean = 0.0
-        self.target_std = 1.0
+        self.target_mean = [0.0] * self.info.num_targets
+        self.target_std = [1.0] * self.info.num_targets
         # The training-loss mean of the current epoch is checkpointed, so an
         # epoch interrupted and resumed reports the same mean.
         self.train_loss = MeanMetric()
         self.train_loss.persistent(True)
-        self.eval_preds = torch.nn.ModuleList([CatMetric(), CatMetric()])
-        self.eval_targets = torch.nn.ModuleList([CatMetric(), CatMetric()])
+        # Missing labels are NaN: kept in place (masked when computed).
+        self.eval_preds = torch.nn.ModuleList(
+            [CatMetric(nan_strategy='disable') for _ in range(2)])
+        self.eval_targets = torch.nn.ModuleList(
+            [CatMetric(nan_strategy='disable') for _ in range(2)])
         self.history: list[dict[str, float]] = []
         self.wall_time_s = 0.0  # total over resumes
         # CPU time of this process over resumes: the budget measure on a
@@ -89,8 +101,8 @@ class GraphormerLitModule(LightningModule):
     def setup(self, stage: str) -> None:
         datamodule = getattr(self.trainer, 'datamodule', None)
         if datamodule is not None and self.info.task == 'regression':
-            self.target_mean = float(datamodule.target_mean)
-            self.target_std = float(datamodule.target_std)
+            self.target_mean = [float(v) for v in datamodule.target_mean]
+            self.target_std = [float(v) for v in datamodule.target_std]
 
     def configure_optimizers(self) -> dict:
         optim = self.config['optim']
@@ -126,15 +138,28 @@ class GraphormerLitModule(LightningModule):
     # Steps
 
     def forward(self, batch) -> Tensor:
-        return self.model(batch).view(-1)
+        return self.model(batch)
+
+    def _standardization(self, like: Tensor) -> tuple[Tensor, Tensor]:
+        return (like.new_tensor(self.target_mean),
+                like.new_tensor(self.target_std))
 
     def _loss(self, pred: Tensor, batch) -> Tensor:
         if pred.dtype in (torch.float16, torch.bfloat16):
             pred = pred.float()  # the loss in float32 under mixed precision
-        y = batch.y.view(-1).to(pred.dtype)
+        y = batch.y.view(pred.shape).to(pred.dtype)
+        labeled = ~torch.isnan(y)
+        y = torch.where(labeled, y, torch.zeros_like(y))
         if self.info.task == 'regression':
-            return F.l1_loss(pred, (y - self.target_mean) / self.target_std)
-        return F.binary_cross_entropy_with_logits(pred, y)
+            mean, std = self._standardization(pred)
+            losses = (pred - (y - mean) / std).abs()
+        else:
+            losses = F.binary_cross_entropy_with_logits(pred, y,
+                                                        reduction='none')
+        # The mean over labeled entries (OGB's multi-task convention); a
+        # batch without labels contributes zero, not NaN.
+        labeled = labeled.to(pred.dtype)
+        return (losses * labeled).sum() / labeled.sum().clamp(min=1)
 
     def training_step(self, batch, batch_idx: int) -> Tensor:
         pred = self(batch)
@@ -160,20 +185,24 @@ class GraphormerLitModule(LightningModule):
                         dataloader_idx: int = 0) -> None:
         pred = self(batch).double()
         if self.info.task == 'regression':
-            pred = pred * self.target_std + self.target_mean
+            mean, std = self._standardization(pred)
+            pred = pred * std + mean
         self.eval_preds[dataloader_idx].update(pred)
-        self.eval_targets[dataloader_idx].update(batch.y.view(-1).double())
+        self.eval_targets[dataloader_idx].update(
+            batch.y.view(pred.shape).double())
 
-    def _compute_eval(self, index: int) -> float:
+    def _compute_eval(self, index: int) -> dict[str, float]:
         preds, targets = self.eval_preds[index], self.eval_targets[index]
         if preds.update_count == 0 and not self.trainer.world_size > 1:
-            value = math.nan
+            values = {key: math.nan for key in self.metric_keys}
         else:
-            value = compute_metric(self.metric, _cat(preds.compute()),
-                                   _cat(targets.compute()))
+            values = compute_metrics(
+                self.info.task, _cat(preds.compute()),
+                _cat(targets.compute()), self.info.target_names,
+                split=('valid', 'test')[index])
         preds.reset()
         targets.reset()
-        return value
+        return values
 
     # ------------------------------------------------------------------
     # Epoch bookkeeping
@@ -205,11 +234,13 @@ class GraphormerLitModule(LightningModule):
         self._clock, self._cpu_clock = now, cpu_now
 
     def on_validation_epoch_end(self) -> None:
-        val = self._compute_eval(0)
-        test = (self._compute_eval(1) if self.config['train']['eval_test']
-                else math.nan)
+        val_metrics = self._compute_eval(0)
+        test_metrics = (self._compute_eval(1)
+                        if self.config['train']['eval_test'] else
+                        {key: math.nan for key in self.metric_keys})
         if self.trainer.sanity_checking:
             return
+        val, test = val_metrics[self.metric], test_metrics[self.metric]
         self._tick()
         train_loss = (float(self.train_loss.compute())
                       if self.train_loss.update_count else math.nan)
@@ -226,8 +257,8 @@ class GraphormerLitModule(LightningModule):
             'epoch': int(self.current_epoch),
             'step': int(self.global_step),
             'train_loss': train_loss,
-            f'val_{self.metric}': val,
-            f'test_{self.metric}': test,
+            **{f'val_{k}': v for k, v in val_metrics.items()},
+            **{f'test_{k}': v for k, v in test_metrics.items()},
             'lr': float(lr),
             'wall_time_s': float(self.wall_time_s),
             'cpu_time_s': float(self.cpu_time_s),
@@ -235,7 +266,8 @@ class GraphormerLitModule(LightningModule):
         self.history = [r for r in self.history
                         if r['epoch'] != row['epoch']] + [row]
         if self.metrics_file and self.trainer.is_global_zero:
-            write_history(self.history, self.metrics_file, self.metric)
+            write_history(self.history, self.metrics_file,
+                          history_columns(self.metric_keys))
 
     def best_row(self) -> Optional[dict]:
         r"""The history row of the best validation metric (first one on
@@ -244,7 +276,7 @@ class GraphormerLitModule(LightningModule):
         rows = [r for r in self.history if not math.isnan(r[key])]
         if not rows:
             return None
-        pick = max if self.info.higher_is_better else min
+        pick = max if HIGHER_IS_BETTER[self.metric] else min
         best = pick(r[key] for r in rows)
         return next(r for r in rows if r[key] == best)
 
@@ -260,8 +292,8 @@ class GraphormerLitModule(LightningModule):
             'cpu_time_s': float(self.cpu_time_s),
             'train_time_s': float(self.train_time_s),
             'train_graphs': int(self.train_graphs),
-            'target_mean': float(self.target_mean),
-            'target_std': float(self.target_std),
+            'target_mean': list(self.target_mean),
+            'target_std': list(self.target_std),
             'rng': _get_rng_state(self.device),
         }
 
@@ -275,16 +307,22 @@ class GraphormerLitModule(LightningModule):
         self.cpu_time_s = state.get('cpu_time_s', 0.0)
         self.train_time_s = state['train_time_s']
         self.train_graphs = state['train_graphs']
-        self.target_mean = state['target_mean']
-        self.target_std = state['target_std']
+        # Checkpoints written before multi-target training hold floats.
+        self.target_mean = _per_target(state['target_mean'])
+        self.target_std = _per_target(state['target_std'])
         self._rng_to_restore = state['rng']
+
+
+def _per_target(value) -> list[float]:
+    if isinstance(value, (list, tuple)):
+        return [float(v) for v in value]
+    return [float(value)]
 
 
 def _cat(value) -> Tensor:
     if isinstance(value, (list, tuple)):
-        return torch.cat([v.view(-1) for v in value]) if value else \
-            torch.zeros(0)
-    return value.view(-1)
+        return torch.cat(list(value)) if value else torch.zeros(0)
+    return value
 
 
 def _get_rng_state(device: torch.device) -> dict:
@@ -300,14 +338,12 @@ def _set_rng_state(state: dict) -> None:
         torch.cuda.set_rng_state(state['cuda'].cpu())
 
 
-def write_history(history: list[dict], path, metric: str,
-                  columns: Optional[list[str]] = None) -> None:
-    r"""Writes the per-epoch rows as CSV (atomically), with the given
-    :obj:`columns` (default: :func:`HISTORY_COLUMNS` of :obj:`metric`); a
-    NaN (a split not evaluated) is written as an empty field."""
+def write_history(history: list[dict], path, columns: list[str]) -> None:
+    r"""Writes the per-epoch rows as CSV with :obj:`columns` (atomically);
+    a NaN (a split not evaluated, a metric undefined) is written as an empty
+    field."""
     path = Path(path)
     tmp = path.with_name(path.name + '.tmp')
-    columns = columns or HISTORY_COLUMNS(metric)
     with open(tmp, 'w', newline='') as f:
         writer = csv.DictWriter(f, fieldnames=columns)
         writer.writeheader()

@@ -5,6 +5,8 @@ import math
 from pathlib import Path
 from typing import Sequence, Union
 
+from .metrics import HIGHER_IS_BETTER
+
 __all__ = ['plot_curves']
 
 
@@ -36,7 +38,7 @@ def plot_curves(history: Sequence[dict], path: Union[str, Path],
     values = [row[f'val_{metric}'] for row in history]
     finite = [(v, i) for i, v in enumerate(values) if not math.isnan(v)]
     if finite:
-        best = (max if metric == 'rocauc' else min)(finite)[1]
+        best = (max if HIGHER_IS_BETTER[metric] else min)(finite)[1]
         ax_metric.axvline(epochs[best], color='k', alpha=0.3, linestyle=':',
                           label='best val')
     ax_metric.set_xlabel('epoch')

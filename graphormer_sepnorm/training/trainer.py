@@ -73,16 +73,16 @@ def build_trainer(config: dict, run_dir: Path):
     from lightning.pytorch.callbacks import LearningRateMonitor, ModelCheckpoint
     from lightning.pytorch.loggers import CSVLogger
 
-    from ..data.datasets import dataset_info
     from .checkpointing import LastCheckpoint
+    from .metrics import HIGHER_IS_BETTER, monitor_metric
     from .sync_norm import CPUSyncBatchNorm
 
     t = config['train']
-    info = dataset_info(config['data']['name'])
+    higher_is_better = HIGHER_IS_BETTER[monitor_metric(config)]
     ckpt_dir = run_dir / 'checkpoints'
     best = ModelCheckpoint(dirpath=ckpt_dir, filename='best',
                            monitor='val/metric',
-                           mode='max' if info.higher_is_better else 'min',
+                           mode='max' if higher_is_better else 'min',
                            save_top_k=1, auto_insert_metric_name=False,
                            enable_version_counter=False)
     last = LastCheckpoint(ckpt_dir / 'last.ckpt',
@@ -165,7 +165,8 @@ def train(config: dict, resume: bool = False) -> Optional[dict]:
         run_dir.mkdir(parents=True, exist_ok=True)
         dump_config(config, run_dir / 'config.yaml')
     datamodule = GraphDataModule(config['data'], seed=config['seed'],
-                                 eval_test=config['train']['eval_test'])
+                                 eval_test=config['train']['eval_test'],
+                                 run_dir=run_dir)
     module = GraphormerLitModule(config,
                                  metrics_file=str(run_dir / 'metrics.csv'))
     trainer, best_cb, _ = build_trainer(config, run_dir)
@@ -201,11 +202,12 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
     :obj:`curves.png` and :obj:`results.json`; returns the results."""
     from ..checkpoint import ModelCard, save_model
     from ..models import GraphormerSepNorm
-    from .lit_module import write_history
+    from .lit_module import history_columns, write_history
+    from .metrics import HIGHER_IS_BETTER
     from .plots import plot_curves
 
     info = module.info
-    metric = info.metric
+    metric = module.metric
     best_path = Path(best_cb.best_model_path or run_dir / 'checkpoints' /
                      'best.ckpt')
     model = GraphormerSepNorm.from_config(module.model.config)
@@ -220,7 +222,8 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
         best_path = None
     best = module.best_row()
     history = module.history
-    write_history(history, run_dir / 'metrics.csv', metric)
+    write_history(history, run_dir / 'metrics.csv',
+                  history_columns(module.metric_keys))
     if history:
         plot_curves(history, run_dir / 'curves.png', metric,
                     title=f"{info.title}, norm={config['model']['norm']}, "
@@ -233,6 +236,8 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
     results = {
         'dataset': info.name,
         'dataset_title': info.title,
+        'task': info.task,
+        'targets': list(info.target_names),
         'norm': config['model']['norm'],
         'seed': config['seed'],
         'run_dir': str(run_dir),
@@ -243,7 +248,7 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
         'cpu_time_s': module.cpu_time_s,
         'train_time_s': module.train_time_s,
         'metric': metric,
-        'higher_is_better': info.higher_is_better,
+        'higher_is_better': HIGHER_IS_BETTER[metric],
         'best_val_metric': best[f'val_{metric}'] if best else None,
         'best_epoch': best['epoch'] if best else None,
         'best_step': best['step'] if best else None,
@@ -252,8 +257,13 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
         'final_test_metric': (history[-1][f'test_{metric}']
                               if history else None),
         'final_train_loss': history[-1]['train_loss'] if history else None,
-        'target_mean': module.target_mean,
-        'target_std': module.target_std,
+        'val_metrics_at_best_val': _split_metrics(best, 'val',
+                                                  module.metric_keys),
+        'test_metrics_at_best_val': _split_metrics(best, 'test',
+                                                   module.metric_keys),
+        'split_sizes': _split_sizes(trainer),
+        'target_mean': _one_or_list(module.target_mean),
+        'target_std': _one_or_list(module.target_std),
         'throughput_graphs_per_s': throughput,
         'train_graphs_seen': train_graphs,
         'hardware': {
@@ -271,12 +281,11 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
     }
     card = ModelCard(
         model_config=dict(model.config), featurizer=info.featurizer,
-        task=info.task, target_mean=float(module.target_mean),
-        target_std=float(module.target_std), dataset=info.title,
+        task=info.task, target_mean=results['target_mean'],
+        target_std=results['target_std'], dataset=info.title,
+        target_names=list(info.target_names),
         extra={
-            'data': {k: config['data'][k]
-                     for k in ('name', 'root', 'raw_source', 'max_nodes',
-                               'limit_train', 'limit_val', 'limit_test')},
+            'data': dict(config['data']),
             'metric': metric,
             'best_val_metric': results['best_val_metric'],
             'test_metric_at_best_val': results['test_metric_at_best_val'],
@@ -289,6 +298,25 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
     with open(run_dir / 'results.json', 'w') as f:
         json.dump(_json_safe(results), f, indent=2)
     return results
+
+
+def _one_or_list(values: list[float]):
+    # One target: a float, as before there were several.
+    return float(values[0]) if len(values) == 1 else [float(v) for v in values]
+
+
+def _split_metrics(best: Optional[dict], split: str,
+                   keys: list[str]) -> Optional[dict]:
+    if best is None:
+        return None
+    return {key: best[f'{split}_{key}'] for key in keys}
+
+
+def _split_sizes(trainer) -> Optional[dict]:
+    splits = getattr(trainer.datamodule, 'splits', None)
+    if splits is None:
+        return None
+    return {name: len(splits[name]) for name in ('train', 'val', 'test')}
 
 
 def _json_safe(value):

@@ -1,0 +1,237 @@
+"""Training on your own CSV end to end (scripts/train.py's main, in
+process): a two-target regression with missing labels and a binary task on
+about 200 real molecules, the metrics recomputed by hand from the saved
+model's predictions, the run records, and every bad input with its
+message and exit status 2."""
+import json
+import math
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from sklearn.metrics import average_precision_score, roc_auc_score
+
+from graphormer_sepnorm.checkpoint import load_model
+from graphormer_sepnorm.data.csv_dataset import CSVDataWarning
+from graphormer_sepnorm.data.datasets import load_data_splits
+from graphormer_sepnorm.training.cli import train_main
+from graphormer_sepnorm.training.config import load_config
+from training_helpers import REPO, TINY_MODEL
+
+CONFIG = str(REPO / 'configs' / 'csv_zinc_properties.yaml')
+SHORT = ['train.max_epochs=3', 'data.batch_size=16', 'optim.lr=1e-3',
+         'train.progress_bar=false', 'train.log_every_n_steps=5',
+         *TINY_MODEL]
+
+
+def _args(path, tmp_path, name, *extra):
+    return ['--config', CONFIG, f'data.path={path}',
+            f'data.root={tmp_path / "data"}', f'output_dir={tmp_path}',
+            f'run_name={name}', *SHORT, *extra]
+
+
+def _train(capsys, *args):
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', CSVDataWarning)
+        status = train_main(list(args))
+    return status, capsys.readouterr().err
+
+
+def _predictions(run_dir, split):
+    """The saved model's outputs on a split, in the training CSV's units
+    (mapped back with the model card), and the labels."""
+    model, card = load_model(run_dir / 'model.safetensors')
+    data = card.extra['data']
+    graphs = load_data_splits(data)[split]
+    from torch_geometric.loader import DataLoader
+    batch = next(iter(DataLoader(graphs, batch_size=len(graphs))))
+    with torch.no_grad():
+        out = model(batch).double()
+    if card.task == 'regression':
+        out = (out * torch.tensor(card.target_std, dtype=torch.double) +
+               torch.tensor(card.target_mean, dtype=torch.double))
+    return out.numpy(), batch.y.double().view(out.shape).numpy(), card
+
+
+@pytest.fixture(scope='module')
+def regression_run(zinc_property_frame, tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp('csv_regression')
+    path = tmp_path / 'zinc.csv'
+    zinc_property_frame.to_csv(path, index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', CSVDataWarning)
+        status = train_main(_args(path, tmp_path, 'reg',
+                                  'data.target_columns=[y,logp]'))
+    assert status == 0
+    return tmp_path / 'reg', zinc_property_frame
+
+
+def test_two_targets_with_missing_labels(regression_run):
+    run_dir, frame = regression_run
+    for name in ('split.csv', 'skipped_rows.csv', 'metrics.csv',
+                 'model.safetensors', 'results.json'):
+        assert (run_dir / name).is_file(), name
+    results = json.loads((run_dir / 'results.json').read_text())
+    assert results['task'] == 'regression'
+    assert results['targets'] == ['y', 'logp']
+    assert results['split_sizes'] == {'train': 152, 'val': 19, 'test': 19}
+    # The ten rows without any label are skipped and listed
+    skipped = pd.read_csv(run_dir / 'skipped_rows.csv')
+    assert skipped['line'].tolist() == list(range(2, 202, 21))
+    history = pd.read_csv(run_dir / 'metrics.csv')
+    assert len(history) == 3
+    for column in ('val_mae', 'val_rmse', 'val_r2', 'val_mae_y',
+                   'val_mae_logp', 'test_r2_logp'):
+        assert history[column].notna().all(), column
+
+    # The metrics, by hand, from the saved (best) model's predictions
+    pred, y, card = _predictions(run_dir, 'val')
+    best = results['val_metrics_at_best_val']
+    for k, name in enumerate(['y', 'logp']):
+        labeled = ~np.isnan(y[:, k])
+        err = pred[labeled, k] - y[labeled, k]
+        total = ((y[labeled, k] - y[labeled, k].mean())**2).sum()
+        assert best[f'mae_{name}'] == pytest.approx(np.abs(err).mean(),
+                                                    rel=1e-5)
+        assert best[f'rmse_{name}'] == pytest.approx(
+            np.sqrt((err**2).mean()), rel=1e-5)
+        assert best[f'r2_{name}'] == pytest.approx(
+            1 - (err**2).sum() / total, rel=1e-4, abs=1e-5)
+    assert best['mae'] == pytest.approx(
+        (best['mae_y'] + best['mae_logp']) / 2)
+
+    # The card: targets, featurizer, per-target standardization from the
+    # training rows of the CSV (pandas over the written split)
+    split = pd.read_csv(run_dir / 'split.csv')
+    train = split[split['split'] == 'train']
+    assert card.target_names == ['y', 'logp'] and card.featurizer == 'ogb'
+    assert card.target_mean == pytest.approx(
+        train[['y', 'logp']].mean().tolist(), rel=1e-6)
+    assert card.target_std == pytest.approx(
+        train[['y', 'logp']].std().tolist(), rel=1e-6)
+
+
+def test_binary_task(molhiv_frame, tmp_path, capsys):
+    path = tmp_path / 'hiv.csv'
+    molhiv_frame.to_csv(path, index=False)
+    status, err = _train(capsys, *_args(
+        path, tmp_path, 'hiv', 'data.target_columns=HIV_active',
+        'data.task=binary', 'train.monitor=null', 'data.split=random'))
+    assert status == 0, err
+    results = json.loads((tmp_path / 'hiv' / 'results.json').read_text())
+    assert results['metric'] == 'rocauc' and results['higher_is_better']
+    pred, y, card = _predictions(tmp_path / 'hiv', 'test')
+    assert card.task == 'binary' and card.target_names == ['HIV_active']
+    assert (card.target_mean, card.target_std) == (0.0, 1.0)
+    test = results['test_metrics_at_best_val']
+    assert test['rocauc'] == pytest.approx(roc_auc_score(y, pred), rel=1e-5)
+    assert test['prauc'] == pytest.approx(
+        average_precision_score(y, pred), rel=1e-5)
+
+
+def test_a_task_with_one_class_in_validation_is_skipped(molhiv_frame,
+                                                        tmp_path, capsys):
+    # Two binary tasks; in the validation rows the second one is all 0
+    frame = molhiv_frame.copy()
+    frame['fold'] = np.where(np.arange(len(frame)) % 5 == 0, 'valid',
+                             np.where(np.arange(len(frame)) % 5 == 1,
+                                      'test', 'train'))
+    frame['other'] = frame['HIV_active'][::-1].to_numpy()
+    frame.loc[frame['fold'] == 'valid', 'other'] = 0
+    path = tmp_path / 'two.csv'
+    frame.to_csv(path, index=False)
+    with pytest.warns(RuntimeWarning, match=r"ROC-AUC and PR-AUC are "
+                      r"undefined for target 'other' in the valid split: "
+                      r"all 40 labels are 0 \(one class only\)"):
+        status, err = _train(capsys, *_args(
+            path, tmp_path, 'two', 'data.target_columns=[HIV_active,other]',
+            'data.task=binary', 'train.monitor=null', 'data.split=column',
+            'data.split_column=fold'))
+    assert status == 0, err
+    history = pd.read_csv(tmp_path / 'two' / 'metrics.csv')
+    assert history['val_rocauc_other'].isna().all()
+    assert (history['val_rocauc'] == history['val_rocauc_HIV_active']).all()
+    assert history['test_rocauc_other'].notna().all()
+
+
+def _bad_csv(tmp_path, text, name='bad.csv'):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize('case', [
+    'misspelled column', 'non-numeric', 'empty column', 'not binary',
+    'fewer than a batch', 'empty split', 'no task', 'monitor'
+])
+def test_bad_input_one_line_and_status_2(case, zinc_property_frame,
+                                         tmp_path, capsys):
+    good = tmp_path / 'good.csv'
+    zinc_property_frame.to_csv(good, index=False)
+    lines = good.read_text().splitlines()
+    extra = ['data.target_columns=[y,logp]']
+    if case == 'misspelled column':
+        path, extra = good, ['data.target_columns=[y,logP]']
+        expected = (r"has no column 'logP' \(named by data.target_columns\);"
+                    r" columns present: 'smiles', 'y', 'logp'. Did you mean "
+                    r"'logp'\?")
+    elif case == 'non-numeric':
+        lines[10] = lines[10].rsplit(',', 1)[0] + ',n.d.'
+        path = _bad_csv(tmp_path, '\n'.join(lines))
+        expected = r"bad.csv line 11, column 'logp': 'n.d.' is not a number"
+    elif case == 'empty column':
+        path = _bad_csv(tmp_path, '\n'.join(
+            [lines[0] + ',assay'] + [line + ',' for line in lines[1:]]))
+        extra = ['data.target_columns=[y,assay]']
+        expected = r"target column 'assay' has no value in any of its 200 rows"
+    elif case == 'not binary':
+        path, extra = good, ['data.target_columns=y', 'data.task=binary',
+                             'train.monitor=null']
+        expected = (r"good.csv line 3, column 'y': '2.465756416320801' is "
+                    r"not 0 or 1; data.task=binary needs 0/1 labels")
+    elif case == 'fewer than a batch':
+        path, extra = good, extra + ['data.batch_size=160']
+        expected = (r"The training split has 152 molecules, fewer than one "
+                    r"batch \(data.batch_size=160\)")
+    elif case == 'empty split':
+        path, extra = good, extra + ['data.split_sizes=[0.998,0.001,0.001]']
+        expected = r"the valid split is empty \(190 usable molecules"
+    elif case == 'no task':
+        path, extra = good, extra + ['data.task=null']
+        expected = r"data.name=csv needs 'data.task'; regression or binary"
+    else:
+        path, extra = good, extra + ['train.monitor=rocauc']
+        expected = (r"'train.monitor' is 'rocauc', a metric the regression "
+                    r"task does not report; choose one of mae, rmse, r2")
+    status, err = _train(capsys, *_args(path, tmp_path, 'run', *extra))
+    assert status == 2 and 'Traceback' not in err
+    errors = [line for line in err.splitlines() if line.startswith('error')]
+    assert len(errors) == 1 and re.search(expected, errors[0]), err
+    # Nothing was trained
+    assert not (tmp_path / 'run' / 'checkpoints').exists()
+
+
+def test_config_keys_only_for_csv(tmp_path):
+    from graphormer_sepnorm.training.config import ConfigError
+    zinc = str(REPO / 'configs' / 'zinc_subset_sepnorm.yaml')
+    with pytest.raises(ConfigError, match=r"'data.target_columns' applies to "
+                       r"data.name=csv only"):
+        load_config(zinc, ['data.target_columns=y'], env={})
+    with pytest.raises(ConfigError, match=r"'data.split_sizes' must be three "
+                       r"fractions > 0 \(train, valid, test\) that sum to 1"):
+        load_config(CONFIG, ['data.split_sizes=[0.8,0.1,0.2]'], env={},
+                    check_paths=False)
+    with pytest.raises(ConfigError, match=r"data.split=column needs "
+                       r"'data.split_column'"):
+        load_config(CONFIG, ['data.split=column'], env={}, check_paths=False)
+    with pytest.raises(ConfigError, match=r"'data.target_columns' must be a "
+                       r"non-empty list of non-empty strings, got \[\]"):
+        load_config(CONFIG, ['data.target_columns=[]'], env={},
+                    check_paths=False)
+    config = load_config(CONFIG, ['data.target_columns=logS'], env={},
+                         check_paths=False)
+    assert config['data']['target_columns'] == ['logS']
+    assert math.isclose(sum(config['data']['split_sizes']), 1.0)
