@@ -4,9 +4,12 @@ from .penalized_logp import (
     ZINC_LOGP_COEF,
     ZINC_OFFSET,
     ZINC_SA_COEF,
+    combine_penalized_logp_terms,
     penalized_logp_terms,
     zinc_normalized_penalized_logp,
 )
+from .property_table import (PROPERTY_COLUMNS, read_smiles_lines,
+                             write_property_csv)
 
 __all__ = [
     'ZINC_LOGP_COEF',
@@ -14,5 +17,9 @@ __all__ = [
     'ZINC_CYCLE_COEF',
     'ZINC_OFFSET',
     'penalized_logp_terms',
+    'combine_penalized_logp_terms',
     'zinc_normalized_penalized_logp',
+    'PROPERTY_COLUMNS',
+    'read_smiles_lines',
+    'write_property_csv',
 ]

@@ -164,6 +164,11 @@ def zinc_normalized_penalized_logp(smiles: str) -> float:
         ValueError: If :obj:`smiles` cannot be parsed by RDKit.
         ImportError: If RDKit's Contrib SA_Score module is not available.
     """
-    logp, sa, cycle = penalized_logp_terms(smiles)
+    return combine_penalized_logp_terms(*penalized_logp_terms(smiles))
+
+
+def combine_penalized_logp_terms(logp: float, sa: float, cycle: int) -> float:
+    r"""The normalized penalized logP of :func:`zinc_normalized_penalized_logp`
+    from its terms (as :func:`penalized_logp_terms` returns them)."""
     return (ZINC_LOGP_COEF * logp + ZINC_SA_COEF * sa +
             ZINC_CYCLE_COEF * cycle + ZINC_OFFSET)
