@@ -130,34 +130,23 @@ def parse_targets(table, path: PathLike, target_columns: Sequence[str],
         text = table[column].str.strip()
         missing = text.str.lower().isin(MISSING_VALUES)
         values = pd.to_numeric(text.where(~missing), errors='coerce')
-        bad = values.isna() & ~missing
-        if bad.any():
-            line = bad.idxmax()
-            raise CSVDataError(
-                f"{path} line {line}, column {column!r}: "
-                f"{table.at[line, column]!r} is not a number; write a number, "
-                f"or leave the cell empty for a missing label")
-        infinite = ~np.isfinite(values) & ~missing
-        if infinite.any():
-            line = infinite.idxmax()
-            raise CSVDataError(
-                f"{path} line {line}, column {column!r}: "
-                f"{table.at[line, column]!r} is not a finite number; write a "
-                f"finite value, or leave the cell empty for a missing label")
+        _check_cells(table, path, column, values.isna() & ~missing,
+                     "is not a number; write a number, or leave the cell "
+                     "empty for a missing label")
+        _check_cells(table, path, column, ~np.isfinite(values) & ~missing,
+                     "is not a finite number; write a finite value, or leave "
+                     "the cell empty for a missing label")
         if missing.all():
             raise CSVDataError(
                 f"{path}: target column {column!r} has no value in any of "
                 f"its {len(table)} rows; fill it, or remove it from "
                 f"data.target_columns")
         if task == 'binary':
-            not_binary = ~missing & ~values.isin((0.0, 1.0))
-            if not_binary.any():
-                line = not_binary.idxmax()
-                raise CSVDataError(
-                    f"{path} line {line}, column {column!r}: "
-                    f"{table.at[line, column]!r} is not 0 or 1; data.task=binary "
-                    f"needs 0/1 labels (empty for missing). Use "
-                    f"data.task=regression for a continuous target")
+            _check_cells(table, path, column,
+                         ~missing & ~values.isin((0.0, 1.0)),
+                         "is not 0 or 1; data.task=binary needs 0/1 labels "
+                         "(empty for missing). Use data.task=regression for "
+                         "a continuous target")
         targets[:, k] = values.to_numpy(dtype=np.float64)
     return targets
 
@@ -170,14 +159,17 @@ def parse_split_column(table, path: PathLike, column: str) -> np.ndarray:
     Raises:
         CSVDataError: A value that is none of them (its line and text).
     """
-    text = table[column].str.strip().str.lower()
-    ids = text.map(_SPLIT_SPELLINGS)
-    unknown = ids.isna()
-    if unknown.any():
-        line = unknown.idxmax()
-        raise CSVDataError(
-            f"{path} line {line}, column {column!r} (data.split_column): "
-            f"{table.at[line, column]!r} is not train, valid or test; write one "
-            f"of them in every row")
+    ids = table[column].str.strip().str.lower().map(_SPLIT_SPELLINGS)
+    _check_cells(table, path, column, ids.isna(), "is not train, valid or "
+                 "test (data.split_column); write one of them in every row")
     return ids.to_numpy(dtype=np.int64)
 
+
+def _check_cells(table, path: PathLike, column: str, bad,
+                 problem: str) -> None:
+    r"""Raises :class:`CSVDataError` naming the line and value of the first
+    cell of :obj:`column` flagged in the boolean series :obj:`bad`."""
+    if bad.any():
+        line = bad.idxmax()
+        raise CSVDataError(f"{path} line {line}, column {column!r}: "
+                           f"{table.at[line, column]!r} {problem}")

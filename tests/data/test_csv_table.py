@@ -98,9 +98,8 @@ def test_split_column(tmp_path):
     assert parse_split_column(table, path, 'fold').tolist() == [0, 1, 1, 2]
     path = _write(tmp_path / 'y.csv', 'smiles,fold\nC,train\nCC,trian\n')
     table = read_table(path, {'data.split_column': ['fold']})
-    with pytest.raises(CSVDataError, match="line 3, column 'fold' "
-                       r"\(data.split_column\): 'trian' is not train, valid "
-                       "or test"):
+    with pytest.raises(CSVDataError, match="line 3, column 'fold': 'trian' "
+                       r"is not train, valid or test \(data.split_column\)"):
         parse_split_column(table, path, 'fold')
 
 
