@@ -133,3 +133,20 @@ def molhiv_frame():
     actives = frame[frame['HIV_active'] == 1].head(30)
     rest = frame[frame['HIV_active'] == 0].head(170)
     return pd.concat([rest, actives]).sort_index().reset_index(drop=True)
+
+
+@pytest.fixture
+def zinc_csv_with_bad_rows(zinc_property_frame, tmp_path):
+    """``zinc_property_frame`` written to ``molecules.csv``, followed by four
+    rows that cannot be used: an unparsable SMILES (line 202), silicon,
+    outside the ZINC vocabulary (203), a 60-atom chain, above
+    ``max_nodes=40`` (204), and an empty SMILES (205). Returns the path and
+    the frame written."""
+    import pandas as pd
+    bad = pd.DataFrame([('c1ccccc1(', 1.0, 2.0), ('C[Si](C)(C)C', 1.0, None),
+                        ('C' * 60, None, 3.0), ('', 1.0, 1.0)],
+                       columns=['smiles', 'y', 'logp'])
+    frame = pd.concat([zinc_property_frame, bad], ignore_index=True)
+    path = tmp_path / 'molecules.csv'
+    frame.to_csv(path, index=False)
+    return path, frame

@@ -1,6 +1,7 @@
 r"""Your own molecules: a CSV file of SMILES and one or more targets as a
 PyG :class:`~torch_geometric.data.InMemoryDataset` (config
-:obj:`data.name: csv`), and its train/validation/test splits.
+:obj:`data.name: csv`; its splits for training come from
+:mod:`.csv_splits`).
 
 The CSV is featurized once (:mod:`~graphormer_sepnorm.data.featurize`,
 ``ogb`` or ``zinc``), preprocessed by the :obj:`pre_transform` (for
@@ -33,18 +34,16 @@ import numpy as np
 import torch
 from torch_geometric.data import InMemoryDataset
 
-from .csv_table import (SPLIT_NAMES, CSVDataError, parse_split_column,
-                        parse_targets, read_header, check_columns, read_table)
+from .csv_table import (CSVDataError, parse_split_column, parse_targets,
+                        read_table)
 from .splits import murcko_scaffold, random_split, scaffold_split
 
 __all__ = ['MoleculeCSVDataset', 'CSVDataWarning', 'csv_columns',
-           'check_csv_config', 'csv_info', 'load_csv_splits',
-           'write_run_records', 'SPLIT_FILE', 'SKIPPED_FILE']
+           'SKIPPED_FILE']
 
 PathLike = Union[str, Path]
 
-#: Files written into the run directory of a CSV run.
-SPLIT_FILE = 'split.csv'
+#: The file of a CSV run's directory that lists the skipped rows.
 SKIPPED_FILE = 'skipped_rows.csv'
 
 # Bumped when the processed layout changes, so old caches are not reused.
@@ -311,125 +310,3 @@ def csv_columns(smiles_column: str, target_columns: Sequence[str],
     if split_column is not None:
         columns['data.split_column'] = [split_column]
     return columns
-
-
-def check_csv_config(data: Mapping, check_paths: bool = True) -> None:
-    r"""Checks the CSV keys of a :obj:`data` section: with
-    :obj:`name: csv`, :obj:`path`, :obj:`target_columns` and :obj:`task`
-    are required, :obj:`split_sizes` must be three positive fractions
-    summing to 1, :obj:`split: column` needs :obj:`split_column`, and (with
-    :obj:`check_paths`) the file must exist and hold the named columns
-    (only its header is read); for the other datasets, the keys that only
-    a CSV has must stay unset.
-
-    Raises:
-        ValueError: Naming the key and the fix.
-    """
-    if data['name'] != 'csv':
-        for key in ('path', 'target_columns', 'task', 'split_column'):
-            if data[key] is not None:
-                raise ValueError(
-                    f"'data.{key}' applies to data.name=csv only (your own "
-                    f"CSV); remove it, or set data.name=csv")
-        return
-    for key in ('path', 'target_columns', 'task'):
-        if data[key] is None:
-            raise ValueError(f"data.name=csv needs 'data.{key}'; "
-                             f"{_CSV_KEY_HINTS[key]}")
-    if len(set(data['target_columns'])) != len(data['target_columns']):
-        raise ValueError(f"'data.target_columns' names a column twice: "
-                         f"{data['target_columns']}")
-    sizes = data['split_sizes']
-    if min(sizes) <= 0 or abs(sum(sizes) - 1.0) > 1e-6:
-        raise ValueError(f"'data.split_sizes' must be three fractions > 0 "
-                         f"(train, valid, test) that sum to 1, got {sizes}")
-    if data['split'] == 'column' and data['split_column'] is None:
-        raise ValueError("data.split=column needs 'data.split_column', the "
-                         "column holding train/valid/test for every row")
-    if data['raw_source'] is not None:
-        raise ValueError("'data.raw_source' does not apply to data.name=csv "
-                         "(the CSV is read in place from data.path); remove "
-                         "it")
-    if check_paths:
-        path = Path(data['path'])
-        split_column = (data['split_column'] if data['split'] == 'column'
-                        else None)
-        check_columns(path, read_header(path), csv_columns(
-            data['smiles_column'], data['target_columns'], split_column))
-
-
-_CSV_KEY_HINTS = {
-    'path': 'the .csv or .csv.gz file (data.path=molecules.csv)',
-    'target_columns': 'the column(s) to predict '
-    '(data.target_columns=[logS] or [a,b])',
-    'task': 'regression or binary (data.task=regression)',
-}
-
-
-def csv_info(data: Mapping):
-    r"""The :class:`~graphormer_sepnorm.data.datasets.DatasetInfo` of a
-    CSV :obj:`data` section (vocabularies from the featurizer, one output
-    per target column)."""
-    from .datasets import DatasetInfo
-    from .featurize import featurizer_vocab_sizes
-    atom_vocab, bond_vocab = featurizer_vocab_sizes(data['featurizer'])
-    return DatasetInfo(
-        'csv', Path(data['path']).name, data['task'], data['featurizer'],
-        'mae' if data['task'] == 'regression' else 'rocauc',
-        atom_vocab, bond_vocab, tuple(data['target_columns']))
-
-
-def load_csv_splits(data: Mapping):
-    r"""The :class:`~graphormer_sepnorm.data.datasets.GraphSplits` of a
-    CSV :obj:`data` section: the dataset (processed on first use under
-    ``<data.root>/csv``, preprocessed by
-    :class:`~graphormer_sepnorm.transforms.AddShortestPaths`) split by
-    :obj:`data.split`, each split an index view of it.
-
-    Raises:
-        CSVDataError: Bad input (see :class:`MoleculeCSVDataset`), or a
-            split without molecules.
-    """
-    from ..transforms import AddShortestPaths
-    from .datasets import GraphSplits, limit_splits
-    split_column = data['split_column'] if data['split'] == 'column' else None
-    dataset = MoleculeCSVDataset(
-        Path(data['root']) / 'csv', data['path'], data['smiles_column'],
-        data['target_columns'], data['task'], data['featurizer'],
-        data['max_nodes'], split_column,
-        pre_transform=AddShortestPaths(max_nodes=data['max_nodes']))
-    parts = dataset.split_indices(data['split'], data['split_sizes'],
-                                  data['split_seed'])
-    for name, indices in zip(SPLIT_NAMES, parts):
-        if len(indices) == 0:
-            raise CSVDataError(
-                f"{dataset.path}: the {name} split is empty ({len(dataset)} "
-                f"usable molecules, data.split={data['split']}" +
-                (f", data.split_sizes={list(data['split_sizes'])}"
-                 if data['split'] != 'column' else '') +
-                "); use more molecules or larger split sizes" +
-                (f", or put rows with {name} in column {split_column!r}"
-                 if split_column else ''))
-    views = [dataset[torch.from_numpy(indices)] for indices in parts]
-    return GraphSplits(*limit_splits(views, data['limit_train'],
-                                     data['limit_val'], data['limit_test']),
-                       info=csv_info(data))
-
-
-def write_run_records(splits, run_dir: PathLike) -> list[Path]:
-    r"""For CSV splits, writes :data:`SPLIT_FILE` (the rows used, with
-    their split) and, if rows were skipped, :data:`SKIPPED_FILE` (line,
-    SMILES, reason) into :obj:`run_dir`; returns the files written (none
-    for other datasets)."""
-    dataset = splits.train
-    if not isinstance(dataset, MoleculeCSVDataset):
-        return []
-    run_dir = Path(run_dir)
-    written = [dataset.write_split_csv(run_dir / SPLIT_FILE, {
-        name: np.asarray(splits[split].indices(), dtype=np.int64)
-        for name, split in zip(SPLIT_NAMES, ('train', 'val', 'test'))
-    })]
-    if len(dataset.skipped):
-        dataset.skipped.to_csv(run_dir / SKIPPED_FILE, index=False)
-        written.append(run_dir / SKIPPED_FILE)
-    return written

@@ -29,7 +29,7 @@ from torch import Tensor
 from torch_geometric.data import Batch
 from torch_geometric.loader.dataloader import Collater
 
-from .csv_dataset import write_run_records
+from .csv_splits import write_run_records
 from .datasets import (GraphSplits, data_info, load_data_splits, prepare_raw,
                        target_statistics)
 from .errors import DataError

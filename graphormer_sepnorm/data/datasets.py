@@ -115,7 +115,7 @@ def data_info(data: Mapping) -> DatasetInfo:
     r"""The :class:`DatasetInfo` of a validated :obj:`data` configuration
     section (a built-in dataset, or your own CSV)."""
     if data['name'] == 'csv':
-        from .csv_dataset import csv_info
+        from .csv_config import csv_info
         return csv_info(data)
     return dataset_info(data['name'])
 
@@ -324,7 +324,7 @@ def load_data_splits(data: Mapping) -> GraphSplits:
     :func:`~graphormer_sepnorm.data.csv_dataset.load_csv_splits` for
     :obj:`name: csv`."""
     if data['name'] == 'csv':
-        from .csv_dataset import load_csv_splits
+        from .csv_splits import load_csv_splits
         return load_csv_splits(data)
     return load_splits(data['name'], data['root'], data['max_nodes'],
                        data['raw_source'], data['limit_train'],

@@ -526,7 +526,8 @@ def get_featurizer(name: str) -> Callable[..., Data]:
     return FEATURIZERS[key]
 
 
-def featurizer_vocab_sizes(name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def featurizer_vocab_sizes(
+        name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     r"""The number of values of each atom feature column and of each bond
     feature column of the featurizer :obj:`name` (the model's
     :obj:`atom_vocab_sizes` and :obj:`bond_vocab_sizes`).

@@ -1,5 +1,6 @@
 r"""YAML-configured training (Lightning) of GraphormerSepNorm on ZINC,
-ZINC-subset, OGB MolHIV and your own CSV of SMILES and targets; see :func:`train` and :func:`load_config`."""
+ZINC-subset, OGB MolHIV and your own CSV of SMILES and targets; see
+:func:`train` and :func:`load_config`."""
 from .config import (DATA_ROOT_ENV, OPTIONS, ConfigError, load_config,
                      options_markdown, run_dir_of)
 from .evaluate import evaluate_checkpoint

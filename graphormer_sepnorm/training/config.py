@@ -29,7 +29,7 @@ from typing import Any, Mapping, Optional, Sequence, Union
 
 import yaml
 
-from ..data.csv_dataset import check_csv_config
+from ..data.csv_config import check_csv_config
 from ..data.datasets import DATASET_NAMES, check_raw_source, data_info
 from .metrics import METRIC_NAMES, TASK_METRICS
 

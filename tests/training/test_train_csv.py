@@ -4,7 +4,6 @@ about 200 real molecules, the metrics recomputed by hand from the saved
 model's predictions, the run records, and every bad input with its
 message and exit status 2."""
 import json
-import math
 import re
 import warnings
 
@@ -18,7 +17,6 @@ from graphormer_sepnorm.checkpoint import load_model
 from graphormer_sepnorm.data.csv_dataset import CSVDataWarning
 from graphormer_sepnorm.data.datasets import load_data_splits
 from graphormer_sepnorm.training.cli import train_main
-from graphormer_sepnorm.training.config import load_config
 from training_helpers import REPO, TINY_MODEL
 
 CONFIG = str(REPO / 'configs' / 'csv_zinc_properties.yaml')
@@ -213,25 +211,3 @@ def test_bad_input_one_line_and_status_2(case, zinc_property_frame,
     # Nothing was trained
     assert not (tmp_path / 'run' / 'checkpoints').exists()
 
-
-def test_config_keys_only_for_csv(tmp_path):
-    from graphormer_sepnorm.training.config import ConfigError
-    zinc = str(REPO / 'configs' / 'zinc_subset_sepnorm.yaml')
-    with pytest.raises(ConfigError, match=r"'data.target_columns' applies to "
-                       r"data.name=csv only"):
-        load_config(zinc, ['data.target_columns=y'], env={})
-    with pytest.raises(ConfigError, match=r"'data.split_sizes' must be three "
-                       r"fractions > 0 \(train, valid, test\) that sum to 1"):
-        load_config(CONFIG, ['data.split_sizes=[0.8,0.1,0.2]'], env={},
-                    check_paths=False)
-    with pytest.raises(ConfigError, match=r"data.split=column needs "
-                       r"'data.split_column'"):
-        load_config(CONFIG, ['data.split=column'], env={}, check_paths=False)
-    with pytest.raises(ConfigError, match=r"'data.target_columns' must be a "
-                       r"non-empty list of non-empty strings, got \[\]"):
-        load_config(CONFIG, ['data.target_columns=[]'], env={},
-                    check_paths=False)
-    config = load_config(CONFIG, ['data.target_columns=logS'], env={},
-                         check_paths=False)
-    assert config['data']['target_columns'] == ['logS']
-    assert math.isclose(sum(config['data']['split_sizes']), 1.0)

@@ -1,0 +1,78 @@
+r"""The configuration side of CSV training (config :obj:`data.name: csv`):
+the checks of the :obj:`data` keys made before any work, and the
+:class:`~graphormer_sepnorm.data.datasets.DatasetInfo` of a CSV."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+from .csv_dataset import csv_columns
+from .csv_table import check_columns, read_header
+
+__all__ = ['check_csv_config', 'csv_info']
+
+
+def check_csv_config(data: Mapping, check_paths: bool = True) -> None:
+    r"""Checks the CSV keys of a :obj:`data` section: with
+    :obj:`name: csv`, :obj:`path`, :obj:`target_columns` and :obj:`task`
+    are required, :obj:`split_sizes` must be three positive fractions
+    summing to 1, :obj:`split: column` needs :obj:`split_column`, and (with
+    :obj:`check_paths`) the file must exist and hold the named columns
+    (only its header is read); for the other datasets, the keys that only
+    a CSV has must stay unset.
+
+    Raises:
+        ValueError: Naming the key and the fix.
+    """
+    if data['name'] != 'csv':
+        for key in ('path', 'target_columns', 'task', 'split_column'):
+            if data[key] is not None:
+                raise ValueError(
+                    f"'data.{key}' applies to data.name=csv only (your own "
+                    f"CSV); remove it, or set data.name=csv")
+        return
+    for key in ('path', 'target_columns', 'task'):
+        if data[key] is None:
+            raise ValueError(f"data.name=csv needs 'data.{key}'; "
+                             f"{_CSV_KEY_HINTS[key]}")
+    if len(set(data['target_columns'])) != len(data['target_columns']):
+        raise ValueError(f"'data.target_columns' names a column twice: "
+                         f"{data['target_columns']}")
+    sizes = data['split_sizes']
+    if min(sizes) <= 0 or abs(sum(sizes) - 1.0) > 1e-6:
+        raise ValueError(f"'data.split_sizes' must be three fractions > 0 "
+                         f"(train, valid, test) that sum to 1, got {sizes}")
+    if data['split'] == 'column' and data['split_column'] is None:
+        raise ValueError("data.split=column needs 'data.split_column', the "
+                         "column holding train/valid/test for every row")
+    if data['raw_source'] is not None:
+        raise ValueError("'data.raw_source' does not apply to data.name=csv "
+                         "(the CSV is read in place from data.path); remove "
+                         "it")
+    if check_paths:
+        path = Path(data['path'])
+        split_column = (data['split_column'] if data['split'] == 'column'
+                        else None)
+        check_columns(path, read_header(path), csv_columns(
+            data['smiles_column'], data['target_columns'], split_column))
+
+
+_CSV_KEY_HINTS = {
+    'path': 'the .csv or .csv.gz file (data.path=molecules.csv)',
+    'target_columns': 'the column(s) to predict '
+    '(data.target_columns=[logS] or [a,b])',
+    'task': 'regression or binary (data.task=regression)',
+}
+
+
+def csv_info(data: Mapping):
+    r"""The :class:`~graphormer_sepnorm.data.datasets.DatasetInfo` of a
+    CSV :obj:`data` section (vocabularies from the featurizer, one output
+    per target column)."""
+    from .datasets import DatasetInfo
+    from .featurize import featurizer_vocab_sizes
+    atom_vocab, bond_vocab = featurizer_vocab_sizes(data['featurizer'])
+    return DatasetInfo(
+        'csv', Path(data['path']).name, data['task'], data['featurizer'],
+        'mae' if data['task'] == 'regression' else 'rocauc',
+        atom_vocab, bond_vocab, tuple(data['target_columns']))
