@@ -295,7 +295,7 @@ class GraphDataModule(_Base):
     training-target statistics. For a CSV dataset, the global-rank-zero
     process also writes the split used (and the rows skipped) into
     :obj:`run_dir` (see
-    :func:`~graphormer_sepnorm.data.csv_dataset.write_run_records`).
+    :func:`~graphormer_sepnorm.data.csv_splits.write_run_records`).
 
     Args:
         data_config (dict): The :obj:`data` section.

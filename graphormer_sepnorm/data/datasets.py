@@ -321,7 +321,7 @@ def load_splits(name: str, root: PathLike, max_nodes: int = 512,
 def load_data_splits(data: Mapping) -> GraphSplits:
     r"""The splits named by a validated :obj:`data` configuration section:
     :func:`load_splits` for the built-in datasets,
-    :func:`~graphormer_sepnorm.data.csv_dataset.load_csv_splits` for
+    :func:`~graphormer_sepnorm.data.csv_splits.load_csv_splits` for
     :obj:`name: csv`."""
     if data['name'] == 'csv':
         from .csv_splits import load_csv_splits

@@ -10,7 +10,7 @@ multi-task molecule datasets.
   precision-recall curve (:obj:`"prauc"`, computed as average precision,
   the step-wise estimate of :func:`sklearn.metrics.average_precision_score`;
   chemprop's ``prc`` integrates the curve with the trapezoidal rule
-  instead, which reads slightly higher).
+  instead, which can read higher).
 
 A metric that is undefined for a target on a split (no labels; one class
 only, for the AUCs; fewer than two labels or constant labels, for R²) is
