@@ -21,6 +21,7 @@ DataLoader or on-device gathering) and the Lightning data module.
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence, Union
 
@@ -29,6 +30,7 @@ from torch import Tensor
 from torch_geometric.data import Batch
 from torch_geometric.loader.dataloader import Collater
 
+from .csv_dataset import CSVDataWarning
 from .csv_splits import write_run_records
 from .datasets import (GraphSplits, data_info, load_data_splits, prepare_raw,
                        target_statistics)
@@ -323,7 +325,10 @@ class GraphDataModule(_Base):
         if self.cfg['name'] != 'csv':
             prepare_raw(self.cfg['name'], self.cfg['root'],
                         self.cfg['raw_source'])
-        load_data_splits(self.cfg)
+        with warnings.catch_warnings():
+            # setup() loads the splits again and warns about the CSV's rows
+            warnings.simplefilter('ignore', CSVDataWarning)
+            load_data_splits(self.cfg)
 
     def setup(self, stage: Optional[str] = None) -> None:
         if self.splits is not None:
