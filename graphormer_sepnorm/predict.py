@@ -13,8 +13,9 @@ r"""Predict molecular properties from SMILES with a trained checkpoint.
 
 Every input row gets one :class:`Prediction`, in input order: its value
 (regression: the property in the units of the training targets, i.e. the
-model output times :obj:`target_std` plus :obj:`target_mean`; binary: the
-probability of the positive class, the sigmoid of the model's logit) or an
+model output times :obj:`target_std` plus :obj:`target_mean`, per target;
+binary: the probability of the positive class, the sigmoid of the model's
+logit), one per target for models trained on several, or an
 error message (unparsable SMILES, atoms the featurizer cannot encode, more
 atoms than the model's :obj:`max_nodes`). Only problems with the call itself
 (a missing or incompatible checkpoint, an unreadable CSV, a missing column)
@@ -105,10 +106,15 @@ class Prediction:
         r""":obj:`True` if the molecule was predicted."""
         return self.error is None
 
-    def as_dict(self) -> dict[str, Any]:
-        r"""``{'smiles': ..., 'prediction': value or None, 'error': message
-        or None}``."""
-        return {'smiles': self.smiles, PREDICTION_COLUMN: self.value,
+    def as_dict(self, columns: Sequence[str] = (PREDICTION_COLUMN, )
+                ) -> dict[str, Any]:
+        r"""``{'smiles': ..., <column>: value or None, ..., 'error': message
+        or None}``, one key per output of the model named in
+        :obj:`columns` (:attr:`Predictor.output_columns`; default:
+        :obj:`("prediction",)`, which holds the value as it is)."""
+        values = (self.value if len(columns) > 1 and self.value is not None
+                  else (self.value, ) * len(columns))
+        return {'smiles': self.smiles, **dict(zip(columns, values)),
                 ERROR_COLUMN: self.error}
 
 
@@ -158,8 +164,15 @@ class Predictor:
         self.featurizer_name = card.featurizer.strip().lower()
         self.max_nodes = int(model.max_nodes)
         self.task = card.task
-        self.target_mean = float(card.target_mean)
-        self.target_std = float(card.target_std)
+        # One value per target (a float for single-target models).
+        self.target_mean = torch.tensor(card.target_mean,
+                                        dtype=torch.float64).view(-1)
+        self.target_std = torch.tensor(card.target_std,
+                                       dtype=torch.float64).view(-1)
+        #: The output columns: the training CSV's target names, or
+        #: :obj:`"prediction"` for models without named targets.
+        self.output_columns = (list(card.target_names)
+                               or [PREDICTION_COLUMN])
 
     # Construction ###########################################################
 
@@ -251,8 +264,8 @@ class Predictor:
                       num_workers: Optional[int] = None
                       ) -> list[dict[str, Any]]:
         r"""Like :meth:`predict`, as a list of dicts with keys
-        :obj:`smiles`, :obj:`prediction` and :obj:`error`."""
-        return [p.as_dict()
+        :obj:`smiles`, one per :attr:`output_columns` and :obj:`error`."""
+        return [p.as_dict(self.output_columns)
                 for p in self.predict(smiles, batch_size, num_workers)]
 
     def predict_csv(self, input_path: PathLike, output_path: PathLike,
@@ -260,8 +273,8 @@ class Predictor:
                     num_workers: Optional[int] = None) -> list[Prediction]:
         r"""Reads the SMILES of column :obj:`smiles_column` of a CSV file
         (optionally gzipped), predicts them and writes a CSV with the input
-        columns plus :obj:`prediction` and :obj:`error`, one row per input
-        row, in input order. Returns the predictions.
+        columns plus :attr:`output_columns` and :obj:`error`, one row per
+        input row, in input order. Returns the predictions.
 
         Raises:
             PredictionError: If the input is missing, unreadable or has no
@@ -270,7 +283,8 @@ class Predictor:
         fieldnames, rows = read_smiles_csv(input_path, smiles_column)
         predictions = self.predict([row[smiles_column] for row in rows],
                                    batch_size, num_workers)
-        write_predictions_csv(output_path, predictions, rows, fieldnames)
+        write_predictions_csv(output_path, predictions, rows, fieldnames,
+                              self.output_columns)
         return predictions
 
     # Internals ##############################################################
@@ -529,18 +543,21 @@ def read_smiles_csv(path: PathLike, smiles_column: str = 'smiles'
 
 def write_predictions_csv(path: PathLike, predictions: Sequence[Prediction],
                           rows: Optional[Iterable[dict[str, Any]]] = None,
-                          fieldnames: Optional[Sequence[str]] = None) -> Path:
+                          fieldnames: Optional[Sequence[str]] = None,
+                          columns: Sequence[str] = (PREDICTION_COLUMN, )
+                          ) -> Path:
     r"""Writes one CSV row per prediction, in order: the input row's columns
-    (or just :obj:`smiles` when :obj:`rows` is :obj:`None`), then
-    :obj:`prediction` (empty on error) and :obj:`error` (empty on success).
-    Input columns named :obj:`prediction` or :obj:`error` are replaced."""
+    (or just :obj:`smiles` when :obj:`rows` is :obj:`None`), then the output
+    :obj:`columns` (:attr:`Predictor.output_columns`, empty on error) and
+    :obj:`error` (empty on success). Input columns of the same names are
+    replaced (as chemprop writes predictions into the target columns)."""
     path = Path(path)
     if rows is None:
         rows = [{'smiles': p.smiles} for p in predictions]
         fieldnames = ['smiles']
-    names = [c for c in (fieldnames or []) if c not in (PREDICTION_COLUMN,
-                                                         ERROR_COLUMN)]
-    names += [PREDICTION_COLUMN, ERROR_COLUMN]
+    names = [c for c in (fieldnames or [])
+             if c not in (*columns, ERROR_COLUMN)]
+    names += [*columns, ERROR_COLUMN]
     try:
         if path.parent != Path(''):
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -549,7 +566,8 @@ def write_predictions_csv(path: PathLike, predictions: Sequence[Prediction],
             writer.writeheader()
             for row, p in zip(rows, predictions):
                 out = dict(row)
-                out[PREDICTION_COLUMN] = _format_value(p.value)
+                values = p.as_dict(columns)
+                out.update({c: _format_value(values[c]) for c in columns})
                 out[ERROR_COLUMN] = p.error or ''
                 writer.writerow(out)
     except OSError as error:

@@ -53,8 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
                         '(default: smiles)')
     parser.add_argument('--output', metavar='CSV',
                         help='write the predictions to this CSV (input '
-                        'columns + prediction + error, one row per input '
-                        'molecule in input order) instead of printing a table')
+                        'columns + one column per target, named as in the '
+                        'training CSV, or "prediction" + error, one row per '
+                        'input molecule in input order) instead of printing '
+                        'a table')
     parser.add_argument('--batch-size', type=int, default=128, metavar='N',
                         help='molecules per forward pass (default: 128)')
     parser.add_argument('--device', default='cpu',
@@ -105,22 +107,23 @@ def main(argv=None) -> int:
         predictions = predictor.predict(smiles, batch_size=args.batch_size,
                                         num_workers=args.num_workers)
         if args.output is not None:
-            write_predictions_csv(args.output, predictions, rows, fieldnames)
+            write_predictions_csv(args.output, predictions, rows, fieldnames,
+                                  predictor.output_columns)
     except (CheckpointError, PredictionError) as error:
         return fail(str(error))
 
     failed = sum(not p.ok for p in predictions)
+    columns = predictor.output_columns
+    meaning = f"{', '.join(columns)} = {predictor.value_description}"
     if args.output is not None:
         print(f'Wrote {len(predictions)} rows to {args.output} '
               f'({len(predictions) - failed} predicted, {failed} with an '
-              f'error); prediction = {predictor.value_description}',
-              file=sys.stderr)
+              f'error); {meaning}', file=sys.stderr)
     else:
-        print(format_table([p.as_dict() for p in predictions],
-                           ['smiles', 'prediction', 'error']))
-        print(f'# prediction = {predictor.value_description}; '
-              f'{failed} of {len(predictions)} molecules with an error',
-              file=sys.stderr)
+        print(format_table([p.as_dict(columns) for p in predictions],
+                           ['smiles', *columns, 'error']))
+        print(f'# {meaning}; {failed} of {len(predictions)} molecules with '
+              f'an error', file=sys.stderr)
     return 0
 
 

@@ -211,3 +211,47 @@ def test_bad_input_one_line_and_status_2(case, zinc_property_frame,
     # Nothing was trained
     assert not (tmp_path / 'run' / 'checkpoints').exists()
 
+
+def test_predict_from_the_checkpoint_one_named_column_per_target(
+        regression_run, tmp_path):
+    """scripts/predict.py on the run directory writes the training CSV's
+    target columns, in its units: the model's output mapped back with the
+    mean and standard deviation of the training rows, computed here with
+    pandas from split.csv."""
+    import subprocess
+    import sys
+
+    from torch_geometric.data import Batch
+
+    from graphormer_sepnorm.data.featurize import smiles_to_ogb_graph
+    from graphormer_sepnorm.transforms import AddShortestPaths
+    run_dir, frame = regression_run
+    molecules = frame[['smiles']].head(12).copy()
+    molecules['id'] = [f'm{i}' for i in range(12)]
+    molecules.loc[3, 'smiles'] = 'not a molecule'
+    molecules['y'] = 'measured'  # an input column named as a target
+    molecules.to_csv(tmp_path / 'in.csv', index=False)
+    result = subprocess.run(
+        [sys.executable, str(REPO / 'scripts' / 'predict.py'),
+         '--checkpoint', str(run_dir), '--input', str(tmp_path / 'in.csv'),
+         '--output', str(tmp_path / 'out.csv'), '--num-workers', '0'],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert 'y, logp = regression value in the units' in result.stderr
+    out = pd.read_csv(tmp_path / 'out.csv', keep_default_na=False)
+    assert list(out.columns) == ['smiles', 'id', 'y', 'logp', 'error']
+    assert out['id'].tolist() == molecules['id'].tolist()
+    assert out['y'][3] == '' and 'could not be parsed' in out['error'][3]
+
+    split = pd.read_csv(run_dir / 'split.csv')
+    train = split[split['split'] == 'train'][['y', 'logp']]
+    model, _ = load_model(run_dir / 'model.safetensors')
+    keep = [i for i in range(12) if i != 3]
+    batch = Batch.from_data_list([
+        AddShortestPaths()(smiles_to_ogb_graph(molecules['smiles'][i]))
+        for i in keep])
+    with torch.no_grad():
+        raw = model(batch).double().numpy()
+    expected = raw * train.std().to_numpy() + train.mean().to_numpy()
+    predicted = out.loc[keep, ['y', 'logp']].astype(float).to_numpy()
+    np.testing.assert_allclose(predicted, expected, rtol=1e-5, atol=1e-6)
