@@ -38,9 +38,10 @@ __all__ = ['predict_file', 'PredictionSummary']
 
 PathLike = Union[str, Path]
 
-# A top-K file is rewritten at most this often (and at the end): resuming
-# repeats at most this much work.
-_TOP_SAVE_SECONDS = 30.0
+# A top-K file is rewritten after a chunk (for resume) unless rewriting it
+# would take more than this share of the time: after every chunk for small
+# K, less often for very large K.
+_TOP_SAVE_SHARE = 0.05
 
 
 @dataclass
@@ -238,6 +239,7 @@ class _Run:
         self.input_rows = 0
         self.writer: Optional[CsvWriter] = None
         self.saved_at = time.monotonic()
+        self.save_seconds = 0.0  # How long the last top-K save took.
 
     def run(self, rows: Iterator[tuple[list[str], str]], batch_size: int,
             num_workers: Optional[int], resume: bool,
@@ -308,8 +310,8 @@ class _Run:
             self.writer.write_rows(out)
         self.summary.rows += len(predictions) - skip
         self.record.rows_done = first_owned + len(predictions)
-        if self.top is not None and \
-                time.monotonic() - self.saved_at > _TOP_SAVE_SECONDS:
+        if self.top is not None and time.monotonic() - self.saved_at >= \
+                self.save_seconds / _TOP_SAVE_SHARE:
             self._save_top()
         return len(predictions) - skip
 
@@ -336,9 +338,11 @@ class _Run:
                 CsvWriter(STDOUT, self.record.columns).write_rows(
                     self.top.best())
             return
+        started = time.monotonic()
         write_csv(self.summary.output, [self.record.columns] + self.top.best())
         write_record(self.summary.output, self.record)
         self.saved_at = time.monotonic()
+        self.save_seconds = self.saved_at - started
 
     def _load_top(self) -> int:
         r"""Loads the rows of an interrupted top-K file; returns the rows

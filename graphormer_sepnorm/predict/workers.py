@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import ctypes
+import ctypes.util
 import multiprocessing
 import os
 import signal
@@ -87,7 +89,7 @@ def _stream_in_workers(predictor: 'Predictor', chunks: Iterator[Chunk],
     _WORKER_PREDICTOR = predictor  # Inherited by the forked workers.
     pool = concurrent.futures.ProcessPoolExecutor(
         max_workers=workers, mp_context=multiprocessing.get_context('fork'),
-        initializer=_init_worker)
+        initializer=_init_worker, initargs=(os.getpid(), ))
     pending: collections.deque = collections.deque()
     try:
         for chunk in chunks:
@@ -157,14 +159,33 @@ def available_cores() -> int:
 # In the worker processes #####################################################
 
 _WORKER_PREDICTOR: Optional['Predictor'] = None
+# prctl option (linux/prctl.h): the signal a process gets when its parent
+# dies.
+_PR_SET_PDEATHSIG = 1
 
 
-def _init_worker() -> None:
+def _init_worker(parent: int) -> None:
     # One thread per worker: the workers themselves use the cores.
     torch.set_num_threads(1)
     # Ctrl-C is handled by the parent, which stops the pool; a worker
     # interrupted mid-chunk would only break it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _exit_with(parent)
+
+
+def _exit_with(parent: int) -> None:
+    r"""Ends this worker when :obj:`parent` dies, even by SIGKILL (then the
+    pool cannot tell it to stop, and the task pipe it waits on stays open,
+    since every worker inherited its write end)."""
+    library = ctypes.util.find_library('c')
+    if library is not None:
+        try:
+            prctl = ctypes.CDLL(library, use_errno=True).prctl
+            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):  # pragma: no cover - not Linux
+            pass
+    if os.getppid() != parent:  # The parent died before prctl took effect.
+        os._exit(1)
 
 
 def _worker_predict_chunk(molecules: list[str], batch_size: int,
