@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from itertools import islice
 from pathlib import Path
 from typing import Iterator, Sequence, Union
@@ -55,14 +56,14 @@ def merge_predictions(parts: Sequence[PathLike], output: PathLike,
     if any(Path(part).resolve() == Path(output).resolve() for part in parts):
         raise PredictionError(f"The output {output} is one of the parts; "
                               f"name another file")
-    records = {str(part): read_record(part) for part in parts}
+    records = [(str(part), read_record(part)) for part in parts]
     shards = _check_parts(records)
-    reference = next(iter(records.values()))
+    reference = records[0][1]
     merged = dataclasses.replace(
         reference, options=dict(reference.options, shard=None),
         rows_done=reference.input_rows)
     ordered = [part for _, part in sorted((shard.index, part)
-                                          for part, shard in shards.items())]
+                                          for part, shard in shards)]
     if reference.options.get('top'):
         rows = _merge_top(ordered, reference, output)
     else:
@@ -72,19 +73,20 @@ def merge_predictions(parts: Sequence[PathLike], output: PathLike,
     return rows
 
 
-def _check_parts(records: dict[str, RunRecord]) -> dict[str, Shard]:
-    r"""The shard of each part, once they are shown to be every shard of
-    one complete run."""
+def _check_parts(records: list[tuple[str, RunRecord]]
+                 ) -> list[tuple[str, Shard]]:
+    r"""Each part with its shard, once they are shown to be every shard of
+    one complete run, each once."""
     if not records:
         raise PredictionError("Give the output files of the shards to merge")
-    shards: dict[str, Shard] = {}
-    reference_part, reference = next(iter(records.items()))
-    for part, record in records.items():
+    shards: list[tuple[str, Shard]] = []
+    reference_part, reference = records[0]
+    for part, record in records:
         if not record.options.get('shard'):
             raise PredictionError(f"{part} is not the output of a shard (it "
                                   f"was written without --shard); nothing to "
                                   f"merge")
-        shards[part] = Shard.parse(record.options['shard'])
+        shards.append((part, Shard.parse(record.options['shard'])))
         differences = reference.differences(record, ignore=('shard', ))
         if differences:
             raise PredictionError(
@@ -100,13 +102,13 @@ def _check_parts(records: dict[str, RunRecord]) -> dict[str, Shard]:
                 f"{part} read {record.input_rows} input rows but "
                 f"{reference_part} read {reference.input_rows}; predict both "
                 f"from the same input")
-    count = shards[reference_part].count
+    count = shards[0][1].count
     seen: dict[int, str] = {}
-    for part, shard in shards.items():
+    for part, shard in shards:
         if shard.count != count:
             raise PredictionError(
                 f"{part} is shard {shard} but {reference_part} is shard "
-                f"{shards[reference_part]}: different numbers of shards")
+                f"{shards[0][1]}: different numbers of shards")
         if shard.index in seen:
             raise PredictionError(f"Shard {shard} is given twice "
                                   f"({seen[shard.index]} and {part})")
@@ -134,7 +136,11 @@ def _interleave(parts: list[str], reference: RunRecord, output: PathLike,
     chunk_size = reference.options['chunk_size']
     total = reference.input_rows
     streams = [_data_rows(part, reference.columns) for part in parts]
-    writer = CsvWriter(output, reference.columns)
+    # Written under a hidden name, renamed once whole: a merge that fails
+    # half way leaves no output.
+    output = Path(output)
+    partial = output.with_name('.' + output.name)
+    writer = CsvWriter(partial, reference.columns)
     try:
         with tqdm(total=total, unit=' rows', unit_scale=True, desc='Merging',
                   disable=not progress) as bar:
@@ -149,13 +155,16 @@ def _interleave(parts: list[str], reference: RunRecord, output: PathLike,
                         f"shard again")
                 writer.write_rows(rows)
                 bar.update(expected)
+        writer.close()
+        for part, stream in zip(parts, streams):
+            if next(stream, None) is not None:
+                raise PredictionError(
+                    f"{part} holds more rows than its shard of {total} input "
+                    f"rows; predict that shard again")
+        os.replace(partial, output)
     finally:
         writer.close()
-    for part, stream in zip(parts, streams):
-        if next(stream, None) is not None:
-            raise PredictionError(f"{part} holds more rows than its shard of "
-                                  f"{total} input rows; predict that shard "
-                                  f"again")
+        partial.unlink(missing_ok=True)
     return total
 
 
