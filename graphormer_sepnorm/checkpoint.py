@@ -184,8 +184,10 @@ def _training_checkpoint_hint(path: Path) -> Optional[str]:
         return None
     run_dir = path.parent.parent if path.parent.name == 'checkpoints' \
         else path.parent
-    what = (f"{path} is a PyTorch training checkpoint, not a model "
-            f"checkpoint; it was not loaded (that would mean unpickling it)")
+    kind = ('a Lightning training checkpoint' if path.suffix == '.ckpt'
+            else 'a PyTorch pickle (torch.save)')
+    what = (f"{path} is {kind}, not a graphormer-sepnorm model checkpoint; "
+            f"it was not loaded (that would mean unpickling it)")
     model_file = run_dir / 'model.safetensors'
     if model_file.is_file() and model_file.resolve() != path.resolve():
         return (f"{what}; pass the run directory {run_dir} (its "

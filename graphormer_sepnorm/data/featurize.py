@@ -28,12 +28,14 @@ Example:
 from __future__ import annotations
 
 import contextlib
-from typing import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import numpy as np
 import torch
 from rdkit import Chem, RDLogger, rdBase
-from torch_geometric.data import Data
+
+if TYPE_CHECKING:  # pragma: no cover
+    from torch_geometric.data import Data
 
 __all__ = [
     'ZINC_ATOM_TYPES',
@@ -458,6 +460,8 @@ def smiles_to_zinc_graph(smiles: str, max_nodes: int | None = None) -> Data:
             be parsed by RDKit, has zero or more than :obj:`max_nodes` atoms,
             or contains an atom outside the 28 ZINC atom types.
     """
+    from torch_geometric.data import Data
+
     x, edge_index, edge_attr = _zinc_graph_arrays(smiles, max_nodes)
     return Data(x=torch.from_numpy(x).view(-1, 1),
                 edge_index=torch.from_numpy(edge_index),
@@ -486,17 +490,29 @@ def smiles_to_ogb_graph(smiles: str, max_nodes: int | None = None) -> Data:
             be parsed by RDKit, or has zero or more than :obj:`max_nodes`
             atoms.
     """
+    from torch_geometric.data import Data
+
+    x, edge_index, edge_attr = _ogb_graph_arrays(smiles, max_nodes)
+    return Data(x=torch.from_numpy(x), edge_index=torch.from_numpy(edge_index),
+                edge_attr=torch.from_numpy(edge_attr), num_nodes=x.shape[0])
+
+
+def _ogb_graph_arrays(
+    smiles: str,
+    max_nodes: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""The arrays of :func:`smiles_to_ogb_graph` as NumPy int64 arrays
+    :obj:`(x [num_nodes, 9], edge_index [2, num_edges], edge_attr
+    [num_edges, 3])`, without building a
+    :class:`~torch_geometric.data.Data` (for batched prediction)."""
     from ogb.utils import smiles2graph
 
     _parse_smiles(smiles, max_nodes)  # Validation with readable errors.
     with _quiet_rdkit():
         graph = smiles2graph(smiles.strip())
-    return Data(
-        x=torch.from_numpy(graph['node_feat']).to(torch.long),
-        edge_index=torch.from_numpy(graph['edge_index']).to(torch.long),
-        edge_attr=torch.from_numpy(graph['edge_feat']).to(torch.long),
-        num_nodes=int(graph['num_nodes']),
-    )
+    return (graph['node_feat'].astype(np.int64),
+            graph['edge_index'].astype(np.int64),
+            graph['edge_feat'].astype(np.int64))
 
 
 #: Featurizers by name: :obj:`"zinc"` (:func:`smiles_to_zinc_graph`) and

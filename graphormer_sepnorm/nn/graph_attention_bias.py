@@ -1,14 +1,18 @@
-from typing import Literal, Optional, Sequence
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal, Optional, Sequence
 
 import numba
 import numpy as np
 import torch
 from torch import Tensor
 from torch.nn import Embedding, Module, Parameter
-from torch_geometric.data import Data
 
 from .categorical_embedding import CategoricalEmbedding
 from .packed_tokens import PackedTokens
+
+if TYPE_CHECKING:  # pragma: no cover
+    from torch_geometric.data import Data
 
 EdgeEncoding = Literal['multi_hop', 'single']
 

@@ -73,7 +73,7 @@ class Predictor:
                 f"{source or 'model'}: unknown task {card.task!r} in its "
                 f"model card (expected 'regression' or 'binary')")
         try:
-            self.featurize = get_featurizer(card.featurizer)
+            get_featurizer(card.featurizer)  # A known featurizer.
         except ValueError as error:
             raise CheckpointError(f"{source or 'model'}: {error}") from None
         try:
@@ -291,8 +291,7 @@ class Predictor:
                 for s, (value, error) in zip(smiles, outputs)]
 
     def _prepare(self, smiles: str) -> Graph:
-        return prepare_graph(smiles, self.featurizer_name, self.max_nodes,
-                             self.featurize)
+        return prepare_graph(smiles, self.featurizer_name, self.max_nodes)
 
     def _run_batch(self, graphs: list[Graph]
                    ) -> list[tuple[Any, Optional[str]]]:

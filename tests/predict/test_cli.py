@@ -181,9 +181,10 @@ CASES = {
     'foreign_safetensors': (['--checkpoint', '{foreign}', '--smiles', 'C'],
                             'not a graphormer-sepnorm'),
     'training_checkpoint': (['--checkpoint', '{last}', '--smiles', 'C'],
-                            'is a PyTorch training checkpoint, not a model '
-                            'checkpoint; it was not loaded (that would mean '
-                            'unpickling it); pass the run directory {run}'),
+                            'is a Lightning training checkpoint, not a '
+                            'graphormer-sepnorm model checkpoint; it was not '
+                            'loaded (that would mean unpickling it); pass the '
+                            'run directory {run}'),
     'missing_column': (['--input', '{csv}'],
                        "no column 'smiles' (columns present: 'id', 'mol')"),
     'missing_input': (['--input', '{tmp}/none.csv'], 'does not exist'),

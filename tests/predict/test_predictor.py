@@ -83,8 +83,10 @@ def test_fast_collate_equals_from_data_list(zinc, zinc_smiles):
         for s in zinc_smiles[:10] + ['CCO.CC', 'C']])
     for key in ('x', 'edge_index', 'edge_attr', 'spd', 'path_next', 'batch',
                 'ptr'):
-        assert torch.equal(fast[key], reference[key]), key
+        assert torch.equal(getattr(fast, key), reference[key]), key
+        assert getattr(fast, key).dtype == reference[key].dtype, key
     assert fast.num_graphs == reference.num_graphs
+    assert fast.num_nodes == reference.num_nodes
 
 
 def test_matches_real_zinc_graphs(zinc):
@@ -335,7 +337,8 @@ def test_training_checkpoint_of_a_finished_run_names_the_run(
     with pytest.raises(CheckpointError) as exc:
         Predictor.from_checkpoint(run / 'checkpoints' / name)
     message = str(exc.value)
-    assert 'training checkpoint' in message and 'not loaded' in message
+    assert 'is a Lightning training checkpoint' in message
+    assert 'not loaded' in message
     assert f'pass the run directory {run}' in message
     assert '\n' not in message
     assert not (tmp_path / 'unpickled.txt').exists()
