@@ -355,7 +355,8 @@ def _zinc_bond_matrix(mol: Chem.Mol, num_nodes: int) -> np.ndarray | None:
     Python calls per bond), with the same Kekulé placement as
     :func:`_zinc_bonds`. Returns :obj:`None` when a bond order is not single,
     double, triple or aromatic (the caller then takes the per-bond path,
-    which raises the error)."""
+    which raises the error). Kekulizes :obj:`mol` in place (after reading
+    its aromatic bonds)."""
     order = Chem.GetAdjacencyMatrix(mol, useBO=True, force=True)
     aromatic = order == 1.5
     if not ((order == 0) | (order == 1) | (order == 2) | (order == 3)
@@ -365,16 +366,20 @@ def _zinc_bond_matrix(mol: Chem.Mol, num_nodes: int) -> np.ndarray | None:
     types = order.astype(np.int64)
     if not aromatic.any():
         return types
-    kekule = Chem.Mol(mol)
-    Chem.Kekulize(kekule, clearAromaticFlags=True)
-    # force: the copy carries the cached aromatic matrix of `mol`.
-    kekule_order = Chem.GetAdjacencyMatrix(kekule, useBO=True, force=True)
+    # In place: everything else was read from the aromatic form already (a
+    # copy would cost a quarter of this function).
+    Chem.Kekulize(mol, clearAromaticFlags=True)
+    # force: the molecule caches the aromatic matrix.
+    kekule_order = Chem.GetAdjacencyMatrix(mol, useBO=True, force=True)
     # Atoms that carry an aromatic-ring double bond in RDKit's Kekulé form,
     # and the aromatic bonds among them (neighbors in ascending order):
     is_double = ((kekule_order == 2) & aromatic).any(axis=1)
     double_atoms = np.flatnonzero(is_double).tolist()
     among = aromatic & is_double[:, None] & is_double[None, :]
-    neighbors = {i: np.flatnonzero(among[i]).tolist() for i in double_atoms}
+    neighbors: dict[int, list[int]] = {i: [] for i in double_atoms}
+    # Row-major nonzeros: each atom's neighbors come in ascending order.
+    for i, j in zip(*(side.tolist() for side in np.nonzero(among))):
+        neighbors[i].append(j)
     partner = _match_double_bonds(double_atoms, neighbors)
     if partner is None:  # Cannot happen for sanitized molecules.
         types[aromatic] = kekule_order[aromatic].astype(np.int64)
