@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from ..data.featurize import _ogb_graph_arrays, _zinc_graph_arrays
-from ..transforms.shortest_path_search import shortest_paths
+from ..transforms.shortest_paths import shortest_paths
 
 __all__ = ['Graph', 'GraphBatch', 'prepare_graph', 'collate']
 

@@ -147,6 +147,10 @@ def predict_file(predictor: 'Predictor', input_path: PathLike,
         raise PredictionError("--resume needs an output file, not standard "
                               "output; pass --output FILE")
     check_output_path(output)
+    if output != STDOUT and str(input_path) != '-' and \
+            Path(output).resolve() == Path(input_path).resolve():
+        raise PredictionError(f"The output {output} is the input; name "
+                              f"another file")
     reader = MoleculeReader(input_path, input_format, smiles_column)
     if resume and reader.is_stdin:
         raise PredictionError(

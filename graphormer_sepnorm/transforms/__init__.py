@@ -4,13 +4,13 @@ r"""Graph transforms (PyG :class:`~torch_geometric.transforms.BaseTransform`).
 seconds, and prediction needs only the search it runs
 (:func:`shortest_paths`).
 """
-from .shortest_path_search import UNREACHABLE, shortest_paths
+from .shortest_paths import UNREACHABLE, shortest_paths
 
 __all__ = ['AddShortestPaths', 'shortest_paths', 'UNREACHABLE']
 
 
 def __getattr__(name: str):
     if name == 'AddShortestPaths':
-        from .shortest_paths import AddShortestPaths
+        from .add_shortest_paths import AddShortestPaths
         return AddShortestPaths
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -217,6 +217,8 @@ CASES = {
                          '--resume needs an output file'),
     'output_tsv': (['--input', '{smi}', '--output', '{tmp}/o.tsv'],
                    'name the file .csv or .csv.gz'),
+    'output_is_input': (['--input', '{csv}', '--smiles-column', 'mol',
+                         '--output', '{csv}'], 'is the input'),
 }
 
 
