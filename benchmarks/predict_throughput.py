@@ -1,94 +1,111 @@
 #!/usr/bin/env python
-r"""SMILES-to-prediction throughput on CPU (molecules per second).
+r"""SMILES-to-prediction speed and memory on CPU: per stage, end to end in
+steady state, start-up, peak memory against input size, and chemprop's
+``predict`` side by side.
 
-Measures, on real ZINC SMILES (JT-VAE test split), each stage of
-:class:`graphormer_sepnorm.predict.Predictor` on its own and end to end:
+Sections (``--sections``, all by default):
 
-* featurization (SMILES -> ZINC graph arrays; and the public
-  :func:`smiles_to_zinc_graph`, which also builds a PyG ``Data``),
-* preprocessing (all-pairs shortest paths, as in ``AddShortestPaths``),
-* batching (the predictor's collate),
-* the model's eval forward under ``torch.inference_mode`` (batches in input
-  order vs sorted by size; 1 thread and all threads),
-* end to end: ``Predictor.predict`` in one process and with worker
-  processes (pool start-up included).
+* ``stages``: each stage of :class:`graphormer_sepnorm.predict.Predictor`
+  on its own (featurization, shortest paths, batching, the model forward on
+  1 and all threads), with the PyG reference path beside it;
+* ``steady``: ``scripts/predict.py`` on two sizes of input; the difference
+  gives the steady-state rate (start-up excluded), in wall-clock time and in
+  CPU time of all its processes. Molecules per CPU-second times the number
+  of cores is the rate with the cores to itself (on a shared machine the
+  wall clock measures the share it got);
+* ``startup``: wall time of ``scripts/predict.py --smiles CCO``;
+* ``memory``: peak resident memory (VmHWM) of the main process and of each
+  worker for ``--memory-rows`` rows (ZINC SMILES repeated), streamed to a
+  file;
+* ``chemprop``: chemprop's ``predict`` (random-weight default D-MPNN) and
+  ours on the same molecules, 1 thread and all cores, wall time with
+  start-up and peak memory; skipped with a note when chemprop is missing
+  (``pip install -e ".[baselines]"``, or ``--chemprop-python`` naming an
+  interpreter that has it).
 
-The model is the ZINC slim GraphormerSepNorm (12 layers, hidden 80, 8 heads)
-with **random weights** (speed does not depend on the weights). Every figure
-is the median over ``--repeats`` runs.
+The model is ``--checkpoint`` or, by default, the ZINC slim
+GraphormerSepNorm (12 layers, hidden 80, 8 heads) with random weights (speed
+does not depend on them). Molecules: real ZINC250k SMILES
+(``../shared/data/zinc250k``).
 
-    python benchmarks/predict_throughput.py --num-molecules 2000 \
+    python benchmarks/predict_throughput.py \
         --output benchmarks/results/predict_throughput.md
 """
 import argparse
+import datetime
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from torch_geometric.data import Batch  # noqa: E402
 
-from graphormer_sepnorm import AddShortestPaths, GraphormerSepNorm  # noqa
-from graphormer_sepnorm.checkpoint import ModelCard  # noqa: E402
-from graphormer_sepnorm.data.featurize import (  # noqa: E402
-    _zinc_graph_arrays, smiles_to_zinc_graph)
+from graphormer_sepnorm import GraphormerSepNorm  # noqa: E402
+from graphormer_sepnorm.checkpoint import ModelCard, save_model  # noqa: E402
 from graphormer_sepnorm.predict import Predictor, collate  # noqa: E402
-from graphormer_sepnorm.transforms.shortest_paths import \
-    shortest_paths  # noqa: E402
 
-DEFAULT_SMILES = (REPO.parent / 'shared' / 'data' / 'zinc250k' /
-                  'jtvae_test.txt')
+ZINC250K = REPO.parent / 'shared' / 'data' / 'zinc250k'
+PREDICT = REPO / 'scripts' / 'predict.py'
+SECTIONS = ('stages', 'steady', 'startup', 'memory', 'chemprop')
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        description='SMILES-to-prediction throughput (molecules/s) of the '
-        'ZINC slim model on CPU, per stage and end to end (random weights).')
-    parser.add_argument('--smiles-file', type=Path, default=DEFAULT_SMILES,
-                        help='one SMILES per line (default: shared ZINC '
-                        'jtvae_test.txt)')
-    parser.add_argument('--num-molecules', type=int, default=2000,
-                        help='molecules per run (default: 2000)')
-    parser.add_argument('--batch-size', type=int, default=128,
-                        help='molecules per forward pass (default: 128)')
+        description='Prediction speed and memory on CPU: per stage, steady '
+        'state end to end, start-up, peak memory against input size, and '
+        'chemprop predict side by side.')
+    parser.add_argument('--checkpoint', type=Path,
+                        help='model to measure (default: the ZINC slim model '
+                        'with random weights)')
+    parser.add_argument('--smiles-dir', type=Path, default=ZINC250K,
+                        help='folder of jtvae_*.txt SMILES files (default: '
+                        'shared zinc250k)')
+    parser.add_argument('--sections', default=','.join(SECTIONS),
+                        help=f'comma-separated subset of {", ".join(SECTIONS)}'
+                        f' (default: all)')
+    parser.add_argument('--stage-molecules', type=int, default=2000,
+                        help='molecules of the per-stage figures (default: '
+                        '2000)')
     parser.add_argument('--repeats', type=int, default=5,
-                        help='runs per measurement; the median is reported '
-                        '(default: 5)')
-    parser.add_argument('--num-workers', type=int, default=None,
-                        help='workers of the end-to-end multi-process run '
-                        '(default: the predictor\'s choice, one per core)')
+                        help='runs per per-stage and start-up figure; the '
+                        'median is reported (default: 5)')
+    parser.add_argument('--steady-rows', type=int, nargs=2,
+                        default=[5000, 30000], metavar=('SMALL', 'LARGE'),
+                        help='the two input sizes of the steady-state figure '
+                        '(default: 5000 30000)')
+    parser.add_argument('--memory-rows', type=int, nargs='+',
+                        default=[10000, 300000],
+                        help='input sizes of the peak-memory figure '
+                        '(default: 10000 300000)')
+    parser.add_argument('--chemprop-rows', type=int, default=30000,
+                        help='molecules of the chemprop comparison '
+                        '(default: 30000)')
+    parser.add_argument('--chemprop-python', default=None,
+                        help='a Python interpreter with chemprop installed '
+                        '(default: this one, if it has chemprop)')
     parser.add_argument('--output', type=Path,
                         help='also write the results as markdown here')
     return parser.parse_args(argv)
 
 
-def cpu_seconds() -> float:
-    r"""CPU time of this process and of its finished children (the worker
-    processes of a prediction are joined before it returns)."""
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + children.ru_utime + children.ru_stime
+# Helpers #####################################################################
 
 
-def median_rate(fn, count: int,
-                repeats: int) -> tuple[float, float, list[float]]:
-    r"""Median molecules per wall-clock second and per CPU second."""
-    rates, cpu_rates = [], []
-    for _ in range(repeats):
-        cpu = cpu_seconds()
-        start = time.perf_counter()
-        fn()
-        rates.append(count / (time.perf_counter() - start))
-        cpu_rates.append(count / max(cpu_seconds() - cpu, 1e-9))
-    return statistics.median(rates), statistics.median(cpu_rates), rates
+def zinc_smiles(folder: Path, count: int) -> list[str]:
+    r"""The first :obj:`count` SMILES of the ZINC250k files, repeated as
+    needed."""
+    pool = []
+    for name in ('jtvae_valid.txt', 'jtvae_test.txt'):
+        pool += (folder / name).read_text().split()
+    reps = -(-count // len(pool))
+    return (pool * reps)[:count]
 
 
 def cpu_model() -> str:
@@ -103,26 +120,109 @@ def cpu_model() -> str:
     return platform.processor() or 'unknown'
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
-    smiles = args.smiles_file.read_text().split()[:args.num_molecules]
-    n, bs, reps = len(smiles), args.batch_size, args.repeats
+def commit() -> str:
+    try:
+        return subprocess.run(['git', 'rev-parse', '--short', 'HEAD'],
+                              cwd=REPO, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return 'unknown'
+
+
+def _tree(pid: int) -> list[int]:
+    pids, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        pids.append(current)
+        path = Path(f'/proc/{current}/task/{current}/children')
+        try:
+            todo += [int(c) for c in path.read_text().split()]
+        except OSError:
+            pass
+    return pids
+
+
+def _peak_kb(pid: int) -> int:
+    try:
+        for line in Path(f'/proc/{pid}/status').read_text().splitlines():
+            if line.startswith('VmHWM:'):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def run_measured(cmd: list[str], env: dict) -> dict:
+    r"""Runs :obj:`cmd` and returns its wall time, its CPU time (the process
+    and the children it waited for, as :func:`os.wait4` reports them) and
+    the peak resident memory of the main process and of its largest child,
+    polled from ``/proc`` (VmHWM)."""
+    with tempfile.TemporaryFile(mode='w+') as errors:
+        started = time.perf_counter()
+        process = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
+                                   stderr=errors)
+        peaks: dict[int, int] = {}
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            for child in _tree(process.pid):
+                peaks[child] = max(peaks.get(child, 0), _peak_kb(child))
+            time.sleep(0.2)
+        wall = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        errors.seek(0)
+        stderr = errors.read()
+    if process.returncode != 0:
+        raise RuntimeError(f'{cmd} failed: {stderr[-2000:]}')
+    main_peak = peaks.pop(process.pid, 0)
+    return {'wall': wall, 'cpu': usage.ru_utime + usage.ru_stime,
+            'main_mb': main_peak / 1024,
+            'child_mb': max(peaks.values(), default=0) / 1024,
+            'children': len(peaks), 'stderr': stderr}
+
+
+def predict_cmd(checkpoint: Path, source: Path, output: Path, *extra: str
+                ) -> list[str]:
+    return [sys.executable, str(PREDICT), '--checkpoint', str(checkpoint),
+            '--input', str(source), '--output', str(output), '--quiet',
+            *extra]
+
+
+def env_with(threads: int) -> dict:
+    return {**os.environ, 'PYTHONPATH': str(REPO), 'OMP_NUM_THREADS':
+            str(threads), 'MKL_NUM_THREADS': str(threads)}
+
+
+# Sections ####################################################################
+
+
+def stages(predictor: Predictor, smiles: list[str], repeats: int) -> list:
+    r"""Per-stage molecules per second (wall) and per CPU-second."""
+    from torch_geometric.data import Batch
+
+    from graphormer_sepnorm import AddShortestPaths
+    from graphormer_sepnorm.data.featurize import (_zinc_graph_arrays,
+                                                   smiles_to_zinc_graph)
+    from graphormer_sepnorm.transforms import shortest_paths
+
+    n, bs, rows = len(smiles), 128, []
+    model = predictor.model
+
+    def record(stage, fn):
+        rates, cpu_rates = [], []
+        for _ in range(repeats):
+            cpu, start = time.process_time(), time.perf_counter()
+            fn()
+            rates.append(n / (time.perf_counter() - start))
+            cpu_rates.append(n / max(time.process_time() - cpu, 1e-9))
+        rows.append((stage, statistics.median(rates),
+                     statistics.median(cpu_rates)))
+        print(f'{stage:<66} {rows[-1][1]:8.0f} mol/s {rows[-1][2]:8.0f} '
+              f'mol/CPU-s', flush=True)
+
     threads = torch.get_num_threads()
-    load_before = os.getloadavg()
-
-    torch.manual_seed(0)
-    model = GraphormerSepNorm().eval()  # ZINC slim, random weights.
-    predictor = Predictor(model, ModelCard({}, 'zinc', 'regression'))
-    rows = []  # (stage, mol/s, note)
-
-    def record(stage, fn, count=n):
-        rate, cpu_rate, rates = median_rate(fn, count, reps)
-        rows.append((stage, rate, cpu_rate))
-        print(f'{stage:<72} {rate:8.0f} mol/s {cpu_rate:8.0f} mol/CPU-s '
-              f'(runs: {", ".join(f"{r:.0f}" for r in rates)})', flush=True)
-        return rate
-
-    # Stages, one process, one core for the Python-bound ones.
+    torch.set_num_threads(1)
     record('featurize: SMILES -> arrays (predictor path)',
            lambda: [_zinc_graph_arrays(s) for s in smiles])
     record('featurize: smiles_to_zinc_graph (public, PyG Data)',
@@ -161,52 +261,271 @@ def main(argv=None) -> int:
                f'{num_threads} thread(s)', model_run(prepared))
         record(f'model: eval forward, batch {bs}, sorted by size, '
                f'{num_threads} thread(s)', model_run(sorted_graphs))
+    torch.set_num_threads(1)
+    record('worker path: predict_chunk (featurize, sort, batch, model), '
+           '1 thread', lambda: [predictor.predict_chunk(smiles[i:i + 1024],
+                                                        bs)
+                                for i in range(0, n, 1024)])
     torch.set_num_threads(threads)
+    return rows
 
-    # End to end.
-    for num_threads in sorted({1, threads}):
-        torch.set_num_threads(num_threads)
-        record(f'end to end: predict(), one process, {num_threads} '
-               f'thread(s)', lambda: predictor.predict(smiles, bs,
-                                                       num_workers=0))
-    torch.set_num_threads(threads)
-    workers = predictor._num_workers(n, args.num_workers)
-    e2e = record(f'end to end: predict(), {workers} worker processes x 1 '
-                 f'thread (pool start included)',
-                 lambda: predictor.predict(smiles, bs,
-                                           num_workers=args.num_workers))
-    load_after = os.getloadavg()
 
-    sizes = np.array([g[0].shape[0] for g in prepared])
-    header = [
-        '# Prediction throughput (SMILES to prediction, CPU)', '',
+def steady(checkpoint: Path, smiles: list[str], sizes: list[int],
+           work: Path) -> dict:
+    r"""Steady state of ``scripts/predict.py`` (default workers): the rate
+    on the rows between the two input sizes."""
+    runs = {}
+    for size in sizes:
+        source = work / f'steady_{size}.smi'
+        source.write_text('\n'.join(smiles[:size]) + '\n')
+        runs[size] = run_measured(
+            predict_cmd(checkpoint, source, work / f'steady_{size}.csv'),
+            env_with(1))
+        print(f'steady: {size} rows in {runs[size]["wall"]:.1f} s wall, '
+              f'{runs[size]["cpu"]:.1f} CPU-s', flush=True)
+    small, large = sizes
+    rows = large - small
+    wall = runs[large]['wall'] - runs[small]['wall']
+    cpu = runs[large]['cpu'] - runs[small]['cpu']
+    cores = len(os.sched_getaffinity(0))
+    return {'rows': rows, 'wall_rate': rows / wall,
+            'cpu_ms': 1e3 * cpu / rows, 'cores': cores,
+            'dedicated_rate': cores * rows / cpu, 'runs': runs,
+            'sizes': sizes}
+
+
+def startup(checkpoint: Path, repeats: int) -> list[float]:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, str(PREDICT), '--checkpoint',
+                        str(checkpoint), '--smiles', 'CCO'], check=True,
+                       capture_output=True, env=env_with(1))
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def memory(checkpoint: Path, smiles_dir: Path, sizes: list[int],
+           work: Path) -> list[dict]:
+    results = []
+    for size in sizes:
+        source = work / f'memory_{size}.smi'
+        source.write_text('\n'.join(zinc_smiles(smiles_dir, size)) + '\n')
+        run = run_measured(predict_cmd(checkpoint, source,
+                                       work / f'memory_{size}.csv.gz'),
+                           env_with(1))
+        run.update(rows=size, rate=size / run['wall'])
+        results.append(run)
+        print(f'memory: {size} rows: main {run["main_mb"]:.0f} MB, largest '
+              f'worker {run["child_mb"]:.0f} MB, {run["wall"]:.0f} s',
+              flush=True)
+        source.unlink()
+    return results
+
+
+_CHEMPROP_MODEL = r'''
+import sys
+from chemprop import models, nn
+model = models.MPNN(nn.BondMessagePassing(), nn.MeanAggregation(),
+                    nn.RegressionFFN())
+models.save_model(sys.argv[1], model)
+'''
+
+
+def chemprop_python(option) -> str:
+    candidates = [option] if option else [sys.executable]
+    for python in candidates:
+        check = subprocess.run([python, '-c', 'import chemprop; print('
+                                'chemprop.__version__)'],
+                               capture_output=True, text=True)
+        if check.returncode == 0:
+            return python, check.stdout.strip()
+    return None, None
+
+
+def chemprop_side_by_side(checkpoint: Path, smiles: list[str], python: str,
+                          work: Path) -> list[dict]:
+    r"""chemprop predict and ours on the same molecules (CSV with a smiles
+    column), 1 thread and all cores, start-up included."""
+    source = work / 'chemprop_in.csv'
+    source.write_text('smiles\n' + '\n'.join(smiles) + '\n')
+    model = work / 'chemprop_model.pt'
+    subprocess.run([python, '-c', _CHEMPROP_MODEL, str(model)], check=True,
+                   env=env_with(1))
+    cores = len(os.sched_getaffinity(0))
+    results = []
+    for threads in sorted({1, cores}):
+        chemprop = run_measured(
+            [python, '-m', 'chemprop.cli.main', 'predict', '-i', str(source),
+             '-o', str(work / 'chemprop_out.csv'), '--model-paths',
+             str(model), '-n', '0', '--accelerator', 'cpu'],
+            env_with(threads))
+        ours_extra = ['--num-workers', '0'] if threads == 1 else []
+        ours = run_measured(predict_cmd(checkpoint, source,
+                                        work / 'ours_out.csv', *ours_extra),
+                            env_with(1 if threads > 1 else threads))
+        for name, run in (('chemprop', chemprop), ('ours', ours)):
+            run.update(name=name, threads=threads)
+            results.append(run)
+            print(f'chemprop comparison: {name}, {threads} thread(s)/cores: '
+                  f'{run["wall"]:.1f} s, peak {run["main_mb"]:.0f} MB main '
+                  f'/ {run["child_mb"]:.0f} MB largest child', flush=True)
+    return results
+
+
+# Report ######################################################################
+
+
+def report(args, sections: set, results: dict, model_name: str,
+           load_before, load_after) -> str:
+    lines = [
+        '# Prediction throughput and memory (SMILES to prediction, CPU)', '',
         f'- Command: `python benchmarks/predict_throughput.py '
-        f'--num-molecules {args.num_molecules} --batch-size {bs} '
-        f'--repeats {reps}`',
+        f'--sections {",".join(sorted(sections))}`',
+        f'- Date: {datetime.date.today().isoformat()}; commit {commit()}',
         f'- Hardware: {cpu_model()}, {os.cpu_count()} CPU cores '
-        f'(torch threads: {threads}); {platform.platform()}',
+        f'(torch threads: {torch.get_num_threads()}); '
+        f'{platform.platform()}',
         f'- Software: Python {platform.python_version()}, torch '
         f'{torch.__version__}',
-        f'- Molecules: the first {n} SMILES of {args.smiles_file.name} '
-        f'(real ZINC; {sizes.min()}-{sizes.max()} heavy atoms, mean '
-        f'{sizes.mean():.1f})',
-        '- Model: ZINC slim GraphormerSepNorm (12 layers, hidden 80, 8 heads,'
-        ' SepNorm) with **random weights** (speed does not depend on them)',
-        f'- Figures: median of {reps} runs each; molecules per second',
+        f'- Model: {model_name}',
+        '- Molecules: real ZINC250k SMILES (JT-VAE valid + test splits, '
+        '29,445 molecules, repeated for larger inputs)',
         f'- Load average (1/5/15 min) before: '
         f'{" / ".join(f"{v:.2f}" for v in load_before)}, after: '
         f'{" / ".join(f"{v:.2f}" for v in load_after)} (other processes '
-        f'on the machine lower the figures)', '',
-        '- "molecules/CPU-s": molecules per second of CPU time used (this '
-        'process and its worker processes), less sensitive to other load; a '
-        'stage that keeps both cores busy can reach at most twice it', '',
-        '| stage | molecules/s (wall clock) | molecules/CPU-s |',
-        '| --- | ---: | ---: |']
-    lines = header + [f'| {stage} | {rate:,.0f} | {cpu_rate:,.0f} |'
-                      for stage, rate, cpu_rate in rows]
-    lines += ['', f'End to end with worker processes: **{e2e:,.0f} '
-              f'molecules/s** (target: 1,000).']
-    text = '\n'.join(lines) + '\n'
+        f'share the cores: wall-clock rates are the share this run got; '
+        f'CPU-time rates are less sensitive to that)', '']
+    if 'stages' in results:
+        lines += [f'## Stages ({args.stage_molecules} molecules, median of '
+                  f'{args.repeats} runs)', '',
+                  '| stage | molecules/s (wall clock) | molecules/CPU-s |',
+                  '| --- | ---: | ---: |']
+        lines += [f'| {stage} | {rate:,.0f} | {cpu_rate:,.0f} |'
+                  for stage, rate, cpu_rate in results['stages']]
+        lines.append('')
+    if 'steady' in results:
+        s = results['steady']
+        small, large = s['sizes']
+        lines += [
+            '## Steady state, end to end', '',
+            f'`scripts/predict.py` (default: one worker process per core, '
+            f'one thread each), SMILES file to CSV, {small:,} and {large:,} '
+            f'rows; the {s["rows"]:,} rows between the two runs, start-up '
+            f'excluded:', '',
+            f'- wall clock: **{s["wall_rate"]:,.0f} molecules/s** (the share '
+            f'of the {s["cores"]} cores this run got);',
+            f'- CPU time of all its processes: {s["cpu_ms"]:.3f} ms per '
+            f'molecule, i.e. **{s["dedicated_rate"]:,.0f} molecules/s with '
+            f'the {s["cores"]} cores to itself** (target: 1,500);',
+            f'- whole runs: {small:,} rows in {s["runs"][small]["wall"]:.1f} '
+            f's, {large:,} rows in {s["runs"][large]["wall"]:.1f} s.', '']
+    if 'startup' in results:
+        times = results['startup']
+        lines += ['## Start-up', '',
+                  f'`scripts/predict.py --checkpoint X --smiles CCO`, wall '
+                  f'time over {len(times)} runs: median '
+                  f'**{statistics.median(times):.2f} s** (runs: '
+                  f'{", ".join(f"{t:.2f}" for t in times)}).', '']
+    if 'memory' in results:
+        lines += ['## Peak memory against input size', '',
+                  '`scripts/predict.py`, SMILES file to `.csv.gz`, default '
+                  'workers; peak resident memory (VmHWM) of each process:',
+                  '', '| rows | wall time (s) | molecules/s (wall) | main '
+                  'process (MB) | largest worker (MB) |',
+                  '| ---: | ---: | ---: | ---: | ---: |']
+        for run in results['memory']:
+            lines.append(f'| {run["rows"]:,} | {run["wall"]:.0f} | '
+                         f'{run["rate"]:,.0f} | {run["main_mb"]:.0f} | '
+                         f'{run["child_mb"]:.0f} |')
+        runs = results['memory']
+        if len(runs) > 1:
+            growth = (runs[-1]['main_mb'] + runs[-1]['child_mb'] -
+                      runs[0]['main_mb'] - runs[0]['child_mb'])
+            lines += ['', f'Growth from {runs[0]["rows"]:,} to '
+                      f'{runs[-1]["rows"]:,} rows (main + largest worker): '
+                      f'**{growth:+.0f} MB** (goal: within 100 MB).']
+        lines.append('')
+    if 'chemprop' in results:
+        found = results['chemprop']
+        lines += ['## Side by side with chemprop', '']
+        if isinstance(found, str):
+            lines += [found, '']
+        else:
+            version, runs = found
+            lines += [
+                f'The same {args.chemprop_rows:,} molecules (CSV), wall time '
+                f'including start-up; chemprop {version} `predict` with its '
+                f'default D-MPNN (random weights), ours with the model '
+                f'above. "1 thread": one process, one thread '
+                f'(`--num-workers 0` for ours); "all cores": '
+                f'OMP_NUM_THREADS={len(os.sched_getaffinity(0))} for '
+                f'chemprop, one worker per core for ours.', '',
+                '| | threads | wall time (s) | molecules/s | peak memory, '
+                'main (MB) | largest child (MB) |',
+                '| --- | --- | ---: | ---: | ---: | ---: |']
+            for run in runs:
+                label = '1 thread' if run['threads'] == 1 else 'all cores'
+                lines.append(
+                    f'| {run["name"]} | {label} | {run["wall"]:.1f} | '
+                    f'{args.chemprop_rows / run["wall"]:,.0f} | '
+                    f'{run["main_mb"]:.0f} | {run["child_mb"]:.0f} |')
+            lines.append('')
+    return '\n'.join(lines) + '\n'
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    sections = set(args.sections.split(','))
+    unknown = sections - set(SECTIONS)
+    if unknown:
+        print(f'error: unknown section(s) {", ".join(sorted(unknown))}; '
+              f'choose from {", ".join(SECTIONS)}', file=sys.stderr)
+        return 2
+    load_before = os.getloadavg()
+    results: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        if args.checkpoint is None:
+            torch.manual_seed(0)
+            checkpoint = work / 'zinc_slim_random.safetensors'
+            save_model(checkpoint, GraphormerSepNorm(),
+                       ModelCard({}, 'zinc', 'regression'))
+            model_name = ('ZINC slim GraphormerSepNorm (12 layers, hidden '
+                          '80, 8 heads, SepNorm) with **random weights** '
+                          '(speed does not depend on them)')
+        else:
+            checkpoint = args.checkpoint
+            model_name = f'`{checkpoint}`'
+        predictor = Predictor.from_checkpoint(checkpoint)
+        if 'stages' in sections:
+            results['stages'] = stages(
+                predictor, zinc_smiles(args.smiles_dir,
+                                       args.stage_molecules), args.repeats)
+        if 'steady' in sections:
+            results['steady'] = steady(
+                checkpoint, zinc_smiles(args.smiles_dir,
+                                        max(args.steady_rows)),
+                sorted(args.steady_rows), work)
+        if 'startup' in sections:
+            results['startup'] = startup(checkpoint, args.repeats)
+        if 'memory' in sections:
+            results['memory'] = memory(checkpoint, args.smiles_dir,
+                                       sorted(args.memory_rows), work)
+        if 'chemprop' in sections:
+            python, version = chemprop_python(args.chemprop_python)
+            if python is None:
+                results['chemprop'] = (
+                    'Not run: chemprop is not installed here (`pip install '
+                    '-e ".[baselines]"`, or pass `--chemprop-python` naming '
+                    'an interpreter that has it).')
+            else:
+                results['chemprop'] = (version, chemprop_side_by_side(
+                    checkpoint, zinc_smiles(args.smiles_dir,
+                                            args.chemprop_rows),
+                    python, work))
+    text = report(args, sections, results, model_name, load_before,
+                  os.getloadavg())
     print()
     print(text)
     if args.output is not None:

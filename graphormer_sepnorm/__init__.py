@@ -3,9 +3,18 @@ normalization) on PyTorch Geometric."""
 
 __version__ = "0.1.0"
 
-from .models import GraphormerSepNorm  # noqa: E402
-from .nn import SepNorm, ShareNorm  # noqa: E402
-from .transforms import AddShortestPaths  # noqa: E402
-
 __all__ = ['GraphormerSepNorm', 'SepNorm', 'ShareNorm', 'AddShortestPaths',
            '__version__']
+
+# Loaded on first use, so that `graphormer_sepnorm.predict` and the command
+# lines start without importing what they do not need (PyG alone takes
+# seconds).
+_LAZY = {'GraphormerSepNorm': '.models', 'SepNorm': '.nn',
+         'ShareNorm': '.nn', 'AddShortestPaths': '.transforms'}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

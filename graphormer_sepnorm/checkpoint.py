@@ -97,6 +97,9 @@ def read_card(path: PathLike) -> tuple[ModelCard, dict[str, str]]:
         with safe_open(str(path), framework='pt') as f:
             metadata = f.metadata() or {}
     except (SafetensorError, OSError) as error:
+        hint = _training_checkpoint_hint(path)
+        if hint is not None:
+            raise CheckpointError(hint) from None
         raise CheckpointError(
             f"{path} is not a readable safetensors checkpoint ({error}); "
             f"pass a file written by graphormer_sepnorm (scripts/train.py "
@@ -142,6 +145,62 @@ def load_model(path: PathLike,
             f"{missing[:5]}, unexpected: {unexpected[:5]}); the file is "
             f"damaged or from an incompatible version")
     return model.to(device).eval(), card
+
+
+def resolve_model_file(path: PathLike) -> Path:
+    r"""The :obj:`model.safetensors` that :obj:`path` names: the file
+    itself, or the one in a training run directory (or in the run of its
+    :obj:`checkpoints/` folder).
+
+    Raises:
+        CheckpointError: If there is none; for a run that has not finished,
+            the message says that training writes the file when it ends.
+    """
+    path = Path(path)
+    if not path.is_dir():
+        return _existing(path)
+    run_dir = path.parent if path.name == 'checkpoints' else path
+    if (run_dir / 'model.safetensors').is_file():
+        return run_dir / 'model.safetensors'
+    if (run_dir / 'checkpoints').is_dir():
+        raise CheckpointError(_unfinished_run(run_dir))
+    raise CheckpointError(
+        f"{path} is a folder without model.safetensors; pass the run "
+        f"directory of scripts/train.py or a .safetensors file")
+
+
+def _unfinished_run(run_dir: Path) -> str:
+    return (f"The training run {run_dir} has no model.safetensors yet: "
+            f"scripts/train.py writes it when training ends; let the run "
+            f"finish (or continue it with scripts/train.py --config "
+            f"{run_dir / 'config.yaml'} --resume), then pass {run_dir}")
+
+
+def _training_checkpoint_hint(path: Path) -> Optional[str]:
+    r"""If :obj:`path` is a PyTorch or Lightning checkpoint (a zip archive or
+    a pickle, e.g. :obj:`checkpoints/last.ckpt`), a message saying what to
+    pass instead; such files are never loaded here (that would unpickle)."""
+    try:
+        with open(path, 'rb') as f:
+            magic = f.read(4)
+    except OSError:
+        return None
+    if not (magic == b'PK\x03\x04' or magic[:1] == b'\x80'):
+        return None
+    run_dir = path.parent.parent if path.parent.name == 'checkpoints' \
+        else path.parent
+    kind = ('a Lightning training checkpoint' if path.suffix == '.ckpt'
+            else 'a PyTorch pickle (torch.save)')
+    what = (f"{path} is {kind}, not a graphormer-sepnorm model checkpoint; "
+            f"it was not loaded (that would mean unpickling it)")
+    model_file = run_dir / 'model.safetensors'
+    if model_file.is_file() and model_file.resolve() != path.resolve():
+        return (f"{what}; pass the run directory {run_dir} (its "
+                f"model.safetensors holds the best model)")
+    if (run_dir / 'config.yaml').is_file():
+        return f"{what}. {_unfinished_run(run_dir)}"
+    return (f"{what}; pass the model.safetensors that scripts/train.py "
+            f"writes in the run directory")
 
 
 def _existing(path: PathLike) -> Path:

@@ -61,7 +61,9 @@ def test_missing_file(tmp_path):
 def test_pickled_torch_file_is_rejected(tmp_path):
     path = tmp_path / 'model.pt'
     torch.save(small_model().state_dict(), path)
-    with pytest.raises(CheckpointError, match='not a readable safetensors'):
+    with pytest.raises(CheckpointError, match=r'is a PyTorch pickle '
+                       r'\(torch.save\), not a graphormer-sepnorm model '
+                       r'checkpoint; it was not loaded'):
         load_model(path)
 
 

@@ -28,12 +28,14 @@ Example:
 from __future__ import annotations
 
 import contextlib
-from typing import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import numpy as np
 import torch
 from rdkit import Chem, RDLogger, rdBase
-from torch_geometric.data import Data
+
+if TYPE_CHECKING:  # pragma: no cover
+    from torch_geometric.data import Data
 
 __all__ = [
     'ZINC_ATOM_TYPES',
@@ -354,7 +356,8 @@ def _zinc_bond_matrix(mol: Chem.Mol, num_nodes: int) -> np.ndarray | None:
     Python calls per bond), with the same Kekulé placement as
     :func:`_zinc_bonds`. Returns :obj:`None` when a bond order is not single,
     double, triple or aromatic (the caller then takes the per-bond path,
-    which raises the error)."""
+    which raises the error). Kekulizes :obj:`mol` in place (after reading
+    its aromatic bonds)."""
     order = Chem.GetAdjacencyMatrix(mol, useBO=True, force=True)
     aromatic = order == 1.5
     if not ((order == 0) | (order == 1) | (order == 2) | (order == 3)
@@ -364,16 +367,20 @@ def _zinc_bond_matrix(mol: Chem.Mol, num_nodes: int) -> np.ndarray | None:
     types = order.astype(np.int64)
     if not aromatic.any():
         return types
-    kekule = Chem.Mol(mol)
-    Chem.Kekulize(kekule, clearAromaticFlags=True)
-    # force: the copy carries the cached aromatic matrix of `mol`.
-    kekule_order = Chem.GetAdjacencyMatrix(kekule, useBO=True, force=True)
+    # In place: everything else was read from the aromatic form already (a
+    # copy would cost a quarter of this function).
+    Chem.Kekulize(mol, clearAromaticFlags=True)
+    # force: the molecule caches the aromatic matrix.
+    kekule_order = Chem.GetAdjacencyMatrix(mol, useBO=True, force=True)
     # Atoms that carry an aromatic-ring double bond in RDKit's Kekulé form,
     # and the aromatic bonds among them (neighbors in ascending order):
     is_double = ((kekule_order == 2) & aromatic).any(axis=1)
     double_atoms = np.flatnonzero(is_double).tolist()
     among = aromatic & is_double[:, None] & is_double[None, :]
-    neighbors = {i: np.flatnonzero(among[i]).tolist() for i in double_atoms}
+    neighbors: dict[int, list[int]] = {i: [] for i in double_atoms}
+    # Row-major nonzeros: each atom's neighbors come in ascending order.
+    for i, j in zip(*(side.tolist() for side in np.nonzero(among))):
+        neighbors[i].append(j)
     partner = _match_double_bonds(double_atoms, neighbors)
     if partner is None:  # Cannot happen for sanitized molecules.
         types[aromatic] = kekule_order[aromatic].astype(np.int64)
@@ -459,6 +466,8 @@ def smiles_to_zinc_graph(smiles: str, max_nodes: int | None = None) -> Data:
             be parsed by RDKit, has zero or more than :obj:`max_nodes` atoms,
             or contains an atom outside the 28 ZINC atom types.
     """
+    from torch_geometric.data import Data
+
     x, edge_index, edge_attr = _zinc_graph_arrays(smiles, max_nodes)
     return Data(x=torch.from_numpy(x).view(-1, 1),
                 edge_index=torch.from_numpy(edge_index),
@@ -487,17 +496,29 @@ def smiles_to_ogb_graph(smiles: str, max_nodes: int | None = None) -> Data:
             be parsed by RDKit, or has zero or more than :obj:`max_nodes`
             atoms.
     """
+    from torch_geometric.data import Data
+
+    x, edge_index, edge_attr = _ogb_graph_arrays(smiles, max_nodes)
+    return Data(x=torch.from_numpy(x), edge_index=torch.from_numpy(edge_index),
+                edge_attr=torch.from_numpy(edge_attr), num_nodes=x.shape[0])
+
+
+def _ogb_graph_arrays(
+    smiles: str,
+    max_nodes: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""The arrays of :func:`smiles_to_ogb_graph` as NumPy int64 arrays
+    :obj:`(x [num_nodes, 9], edge_index [2, num_edges], edge_attr
+    [num_edges, 3])`, without building a
+    :class:`~torch_geometric.data.Data` (for batched prediction)."""
     from ogb.utils import smiles2graph
 
     _parse_smiles(smiles, max_nodes)  # Validation with readable errors.
     with _quiet_rdkit():
         graph = smiles2graph(smiles.strip())
-    return Data(
-        x=torch.from_numpy(graph['node_feat']).to(torch.long),
-        edge_index=torch.from_numpy(graph['edge_index']).to(torch.long),
-        edge_attr=torch.from_numpy(graph['edge_feat']).to(torch.long),
-        num_nodes=int(graph['num_nodes']),
-    )
+    return (graph['node_feat'].astype(np.int64),
+            graph['edge_index'].astype(np.int64),
+            graph['edge_feat'].astype(np.int64))
 
 
 #: Featurizers by name: :obj:`"zinc"` (:func:`smiles_to_zinc_graph`) and

@@ -1,12 +1,13 @@
+from __future__ import annotations
+
 import difflib
 import inspect
-from typing import Any, Literal, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 from torch.nn import LayerNorm, Linear, Module, ModuleList
-from torch_geometric.data import Data
 
 from ..nn.dropout import Dropout
 from ..nn.encoder_layer import GraphormerLayer
@@ -14,6 +15,9 @@ from ..nn.graph_attention_bias import EdgeEncoding, GraphAttentionBias
 from ..nn.node_encoder import GraphormerNodeEncoder
 from ..nn.packed_tokens import PackedTokens
 from ..nn.sep_norm import NormKind, SepNorm, ShareNorm
+
+if TYPE_CHECKING:  # pragma: no cover
+    from torch_geometric.data import Data
 
 SepNormPositions = Literal['all', 'blocks', 'final']
 

@@ -1,14 +1,18 @@
-from typing import Literal, Optional, Sequence
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal, Optional, Sequence
 
 import numba
 import numpy as np
 import torch
 from torch import Tensor
 from torch.nn import Embedding, Module, Parameter
-from torch_geometric.data import Data
 
 from .categorical_embedding import CategoricalEmbedding
 from .packed_tokens import PackedTokens
+
+if TYPE_CHECKING:  # pragma: no cover
+    from torch_geometric.data import Data
 
 EdgeEncoding = Literal['multi_hop', 'single']
 
@@ -173,19 +177,27 @@ class GraphAttentionBias(Module):
         if max_hops == 0:
             return edge_emb.new_zeros(spd.numel(), self.num_heads)
         num_rows = edge_emb.size(0)
-        walk = _walk_paths_compiled if spd.device.type == 'cpu' else \
-            _walk_paths
-        pairs, rows = walk(hops, path_next, edge_ids, tokens.pair_blocks,
-                           max_hops, num_rows)
-        # Apply each hop's matrix to the (few) edges once, then gather the
-        # rows of every triple and add them up per pair (backward: one gather
-        # and one small index_add into the tables).
+        # Apply each hop's matrix to the (few) edges once, then add up the
+        # rows of every (pair, hop, edge) triple per pair.
         per_hop_tables = torch.einsum('eh,khg->keg', edge_emb,
-                                      self.hop_weight[:max_hops])
-        values = per_hop_tables.reshape(-1, self.num_heads).index_select(
-            0, rows)
-        summed = values.new_zeros(spd.numel(), self.num_heads)
-        summed = summed.index_add(0, pairs, values)
+                                      self.hop_weight[:max_hops]).reshape(
+                                          -1, self.num_heads)
+        if spd.device.type == 'cpu' and not (torch.is_grad_enabled() and
+                                             per_hop_tables.requires_grad):
+            # Without gradients (prediction, validation): one compiled pass
+            # adds the rows as it walks, without listing the triples.
+            summed = _walk_and_sum_compiled(hops, path_next, edge_ids,
+                                            tokens.pair_blocks, max_hops,
+                                            num_rows, per_hop_tables)
+        else:
+            walk = _walk_paths_compiled if spd.device.type == 'cpu' else \
+                _walk_paths
+            pairs, rows = walk(hops, path_next, edge_ids, tokens.pair_blocks,
+                               max_hops, num_rows)
+            # Backward: one gather and one small index_add into the tables.
+            values = per_hop_tables.index_select(0, rows)
+            summed = values.new_zeros(spd.numel(), self.num_heads)
+            summed = summed.index_add(0, pairs, values)
         return summed / hops.clamp(1, max_hops).unsqueeze(-1).to(summed.dtype)
 
     def __repr__(self) -> str:
@@ -240,23 +252,48 @@ def _walk_paths_compiled(hops: Tensor, path_next: Tensor, edge_ids: Tensor,
     r""":func:`_walk_paths` on the CPU, compiled with Numba: the same
     triples in the same order within each pair, without the per-hop tensor
     operations that took a fifth of a ZINC forward pass."""
-    block_nodes = np.array([n for _, n in blocks], dtype=np.int64)
-    block_graphs = np.array([count for count, _ in blocks], dtype=np.int64)
-    pairs, rows = _walk_kernel(hops.contiguous().numpy(),
-                               path_next.contiguous().numpy(),
-                               edge_ids.contiguous().numpy(), block_graphs,
-                               block_nodes, max_hops, num_rows)
+    pairs, rows, _ = _walk_kernel(*_kernel_inputs(hops, path_next, edge_ids,
+                                                  blocks), max_hops, num_rows,
+                                  np.zeros((0, 1), dtype=np.float32))
     return torch.from_numpy(pairs), torch.from_numpy(rows)
+
+
+def _walk_and_sum_compiled(hops: Tensor, path_next: Tensor, edge_ids: Tensor,
+                           blocks: list[tuple[int, int]], max_hops: int,
+                           num_rows: int, tables: Tensor) -> Tensor:
+    r"""The sum over the triples of :func:`_walk_paths` of their rows of
+    :obj:`tables`, per pair (:obj:`[num_pairs, heads]`), in one compiled
+    pass on the CPU (no gradient): the rows are added in the order
+    :func:`_walk_paths_compiled` lists them, as :meth:`index_add` does."""
+    _, _, summed = _walk_kernel(*_kernel_inputs(hops, path_next, edge_ids,
+                                                blocks), max_hops, num_rows,
+                                tables.detach().contiguous().numpy())
+    return torch.from_numpy(summed)
+
+
+def _kernel_inputs(hops: Tensor, path_next: Tensor, edge_ids: Tensor,
+                   blocks: list[tuple[int, int]]) -> tuple[np.ndarray, ...]:
+    return (hops.contiguous().numpy(), path_next.contiguous().numpy(),
+            edge_ids.contiguous().numpy(),
+            np.array([count for count, _ in blocks], dtype=np.int64),
+            np.array([n for _, n in blocks], dtype=np.int64))
 
 
 @numba.njit(cache=True, nogil=True)
 def _walk_kernel(hops, path_next, edge_ids, block_graphs, block_nodes,
-                 max_hops, num_rows):  # noqa: ANN
+                 max_hops, num_rows, tables):  # noqa: ANN
+    # With an empty `tables`, lists the triples (pairs, rows); otherwise adds
+    # each triple's row of `tables` to its pair's row of `summed` instead.
+    summing = tables.shape[0] > 0
     total = 0
-    for pair in range(hops.shape[0]):
-        total += min(hops[pair], max_hops)
+    if not summing:
+        for pair in range(hops.shape[0]):
+            total += min(hops[pair], max_hops)
     pairs = np.empty(total, dtype=np.int64)
     rows = np.empty(total, dtype=np.int64)
+    heads = tables.shape[1]
+    summed = np.zeros((hops.shape[0] if summing else 0, heads),
+                      dtype=tables.dtype)
     k = 0
     base = 0
     for block in range(block_nodes.shape[0]):
@@ -268,13 +305,18 @@ def _walk_kernel(hops, path_next, edge_ids, block_graphs, block_nodes,
                 current = local // size
                 for hop in range(min(hops[pair], max_hops)):
                     step = path_next[base + current * size + target]
-                    pairs[k] = pair
-                    rows[k] = edge_ids[base + current * size + step] + \
+                    row = edge_ids[base + current * size + step] + \
                         hop * num_rows
-                    k += 1
+                    if summing:
+                        for head in range(heads):
+                            summed[pair, head] += tables[row, head]
+                    else:
+                        pairs[k] = pair
+                        rows[k] = row
+                        k += 1
                     current = step
             base += size * size
-    return pairs, rows
+    return pairs, rows, summed
 
 
 def dense_shortest_paths(data: Data,

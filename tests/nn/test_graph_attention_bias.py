@@ -148,6 +148,38 @@ def test_compiled_walk_matches_the_tensor_walk(max_hops):
     assert torch.equal(compiled[1], expected[1][order])
 
 
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
+def test_no_grad_walk_and_sum_equals_gather_and_index_add(dtype):
+    """Without gradients the CPU adds the rows as it walks; the result is
+    what the training path's gather and index_add give, bit for bit (same
+    rows, added in the same order), and the bias is the same."""
+    from graphormer_sepnorm.nn.graph_attention_bias import (
+        _walk_and_sum_compiled, _walk_paths_compiled, dense_edge_ids,
+        dense_shortest_paths)
+    torch.manual_seed(2)
+    _, batch, node_mask = real_batch(limit=12, extra=[salt_graph()])
+    tokens = PackedTokens(node_mask, num_buckets=3)
+    spd, path_next = dense_shortest_paths(batch, tokens)
+    edge_ids = dense_edge_ids(batch, tokens)
+    hops = spd.clamp(min=0)
+    num_rows = int(edge_ids.max()) + 1
+    tables = torch.randn(5 * num_rows, 4, dtype=dtype)
+    pairs, rows = _walk_paths_compiled(hops, path_next, edge_ids,
+                                       tokens.pair_blocks, 5, num_rows)
+    expected = tables.new_zeros(spd.numel(), 4).index_add(
+        0, pairs, tables[rows])
+    summed = _walk_and_sum_compiled(hops, path_next, edge_ids,
+                                    tokens.pair_blocks, 5, num_rows, tables)
+    assert summed.dtype == dtype and torch.equal(summed, expected)
+    module = GraphAttentionBias(4, [4], 'multi_hop', multi_hop_max_dist=5)
+    module = module.to(dtype)
+    with_grad = module.bucketed(batch, PackedTokens(node_mask, 3))
+    with torch.no_grad():
+        without = module.bucketed(batch, PackedTokens(node_mask, 3))
+    for a, b in zip(with_grad, without):
+        assert torch.equal(a.detach(), b)
+
+
 @pytest.mark.parametrize('edge_encoding', ['multi_hop', 'single'])
 def test_bucketed_bias_is_the_padded_bias_of_each_bucket(edge_encoding):
     torch.manual_seed(0)

@@ -1,4 +1,7 @@
 """AddShortestPaths against networkx, on real molecules and edge cases."""
+import subprocess
+import sys
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -166,3 +169,18 @@ def test_stored_compactly_and_deterministically():
     assert first.spd.numel() == data.num_nodes**2
     assert torch.equal(first.path_next, second.path_next)
     assert np.array_equal(first.spd.numpy(), second.spd.numpy())
+
+
+def test_the_function_keeps_its_name_after_the_transform_loads():
+    """The package exports the search function `shortest_paths` and loads
+    the transform lazily; loading the transform (in any order) must not
+    rebind the package's `shortest_paths` to a module."""
+    code = ('from graphormer_sepnorm import AddShortestPaths\n'
+            'from graphormer_sepnorm.transforms import shortest_paths\n'
+            'import graphormer_sepnorm.transforms.add_shortest_paths\n'
+            'import graphormer_sepnorm.transforms as t\n'
+            'assert callable(shortest_paths) and callable(t.shortest_paths)\n'
+            'assert t.AddShortestPaths is AddShortestPaths\n')
+    result = subprocess.run([sys.executable, '-c', code],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr

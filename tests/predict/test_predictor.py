@@ -1,13 +1,8 @@
-"""Tests for graphormer_sepnorm.predict, the bundled-model registry and
-scripts/predict.py, with small random models saved by save_model."""
-import csv
-import gzip
-import importlib.util
+"""Tests for graphormer_sepnorm.predict.predictor (values, order, per-row
+errors, checkpoints, bundled models), with small random models saved by
+save_model."""
 import math
-import os
 import pickle
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,90 +12,18 @@ from safetensors.torch import save_file
 from torch_geometric.data import Batch, Data
 
 from graphormer_sepnorm import AddShortestPaths, GraphormerSepNorm
-from graphormer_sepnorm import predict as predict_module
 from graphormer_sepnorm.bundled import (ENV_VAR, BundledModelNotInstalled,
                                         available_bundled_models)
-from graphormer_sepnorm.checkpoint import CheckpointError, ModelCard, save_model
+from graphormer_sepnorm.checkpoint import CheckpointError
 from graphormer_sepnorm.data.featurize import (smiles_to_ogb_graph,
                                                smiles_to_zinc_graph)
 from graphormer_sepnorm.predict import (Prediction, PredictionError,
                                         Predictor, collate)
+from graphormer_sepnorm.predict import predictor as predictor_module
 
-from conftest import REPO, load_real_zinc, shared_path
-
-SCRIPT = REPO / 'scripts' / 'predict.py'
-MAX_NODES = 40  # The ZINC test model's limit (ZINC molecules have <= 38).
-MEAN, STD = 1.5, 2.0
-
-
-@pytest.fixture(autouse=True, scope='module')
-def _one_thread():
-    """Tiny test models gain nothing from intra-op threads, which cost a lot
-    when the cores are shared with other processes."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-def _randomize_norm_stats(model: GraphormerSepNorm, seed: int) -> None:
-    """Random batch-norm running statistics, so that evaluation mode and
-    batching independence are really exercised."""
-    gen = torch.Generator().manual_seed(seed)
-    for name, buf in model.named_buffers():
-        if name.endswith('running_mean'):
-            buf.copy_(torch.randn(buf.shape, generator=gen) * 0.1)
-        elif name.endswith('running_var'):
-            buf.copy_(torch.rand(buf.shape, generator=gen) + 0.5)
-
-
-def _small_model(seed: int, **kwargs) -> GraphormerSepNorm:
-    torch.manual_seed(seed)
-    model = GraphormerSepNorm(num_layers=2, hidden_channels=16,
-                              ffn_channels=16, num_heads=4, **kwargs)
-    # Larger weights than Graphormer's std=0.02 init: distinct outputs.
-    with torch.no_grad():
-        for p in model.parameters():
-            if p.dim() > 1:
-                p.normal_(0, 0.3)
-    _randomize_norm_stats(model, seed)
-    return model.eval()
-
-
-@pytest.fixture(scope='module')
-def zinc_ckpt(tmp_path_factory) -> Path:
-    model = _small_model(0, max_nodes=MAX_NODES)
-    path = tmp_path_factory.mktemp('zinc') / 'model.safetensors'
-    save_model(path, model, ModelCard({}, 'zinc', 'regression', MEAN, STD,
-                                      'zinc_subset'))
-    return path
-
-
-@pytest.fixture(scope='module')
-def ogb_ckpt(tmp_path_factory) -> Path:
-    from ogb.utils.features import (get_atom_feature_dims,
-                                    get_bond_feature_dims)
-    model = _small_model(1, atom_vocab_sizes=get_atom_feature_dims(),
-                         bond_vocab_sizes=get_bond_feature_dims())
-    path = tmp_path_factory.mktemp('ogb') / 'model.safetensors'
-    save_model(path, model, ModelCard({}, 'ogb', 'binary', dataset='molhiv'))
-    return path
-
-
-@pytest.fixture(scope='module')
-def zinc(zinc_ckpt) -> Predictor:
-    return Predictor.from_checkpoint(zinc_ckpt)
-
-
-@pytest.fixture(scope='module')
-def ogb(ogb_ckpt) -> Predictor:
-    return Predictor.from_checkpoint(ogb_ckpt)
-
-
-@pytest.fixture(scope='module')
-def zinc_smiles() -> list[str]:
-    path = shared_path('zinc250k', 'jtvae_test.txt')
-    return path.read_text().split()[:300]
+from conftest import load_real_zinc, shared_path
+from predict_helpers import (MAX_NODES, MEAN, STD, ogb, ogb_ckpt,  # noqa
+                             one_thread, zinc, zinc_ckpt, zinc_smiles)
 
 
 def _raw_output(model: GraphormerSepNorm, graphs: list[Data]) -> torch.Tensor:
@@ -128,19 +51,6 @@ def test_batched_equals_one_at_a_time(zinc, zinc_smiles):
     single = [zinc.predict([s], num_workers=0)[0] for s in smiles]
     for b, s in zip(batched, single):
         assert b.value == pytest.approx(s.value, abs=1e-5)
-
-
-def test_worker_processes_equal_in_process(zinc, zinc_smiles):
-    smiles = zinc_smiles[:120] + ['bad smiles', 'CC[Se]C']
-    local = zinc.predict(smiles, batch_size=64, num_workers=0)
-    pooled = zinc.predict(smiles, batch_size=64, num_workers=2)
-    assert [p.smiles for p in pooled] == smiles
-    assert [p.error for p in pooled] == [p.error for p in local]
-    for a, b in zip(local, pooled):
-        if a.ok:
-            assert b.value == pytest.approx(a.value, abs=1e-5)
-    assert not pooled[-1].ok and not pooled[-2].ok
-    assert zinc._num_workers(len(smiles), 2) == 2
 
 
 def test_regression_denormalization_by_hand(zinc, zinc_smiles):
@@ -173,8 +83,10 @@ def test_fast_collate_equals_from_data_list(zinc, zinc_smiles):
         for s in zinc_smiles[:10] + ['CCO.CC', 'C']])
     for key in ('x', 'edge_index', 'edge_attr', 'spd', 'path_next', 'batch',
                 'ptr'):
-        assert torch.equal(fast[key], reference[key]), key
+        assert torch.equal(getattr(fast, key), reference[key]), key
+        assert getattr(fast, key).dtype == reference[key].dtype, key
     assert fast.num_graphs == reference.num_graphs
+    assert fast.num_nodes == reference.num_nodes
 
 
 def test_matches_real_zinc_graphs(zinc):
@@ -216,13 +128,13 @@ def test_order_preserved_with_mixed_rows_and_size_sorting(zinc, zinc_smiles,
         if i % 5 == 0:
             smiles.append(bad[i // 5])
     batch_sizes = []
-    original = predict_module.collate
+    original = predictor_module.collate
 
     def recording_collate(graphs):
         batch_sizes.append([g[0].shape[0] for g in graphs])
         return original(graphs)
 
-    monkeypatch.setattr(predict_module, 'collate', recording_collate)
+    monkeypatch.setattr(predictor_module, 'collate', recording_collate)
     predictions = zinc.predict(smiles, batch_size=8, num_workers=0)
     monkeypatch.undo()
     assert [p.smiles for p in predictions] == smiles
@@ -303,64 +215,6 @@ def test_model_failure_is_per_row(zinc, zinc_smiles, monkeypatch):
                                num_workers=0)
     assert [p.ok for p in predictions] == [True] * 5 + [False] + [True] * 4
     assert 'single atoms rejected' in predictions[5].error
-
-
-# CSV #########################################################################
-
-
-def _write_csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
-    with open(path, 'w', newline='') as f:
-        writer = csv.writer(f)
-        writer.writerow(header)
-        writer.writerows(rows)
-    return path
-
-
-def test_predict_csv(zinc, zinc_smiles, tmp_path):
-    smiles = [zinc_smiles[0], 'bad', '', zinc_smiles[1], 'CC[Si](C)C']
-    src = _write_csv(tmp_path / 'in.csv', ['id', 'mol'],
-                     [[str(i), s] for i, s in enumerate(smiles)])
-    out = tmp_path / 'out' / 'pred.csv'
-    predictions = zinc.predict_csv(src, out, smiles_column='mol')
-    with open(out, newline='') as f:
-        rows = list(csv.DictReader(f))
-    assert list(rows[0]) == ['id', 'mol', 'prediction', 'error']
-    assert [r['id'] for r in rows] == ['0', '1', '2', '3', '4']
-    assert [r['mol'] for r in rows] == smiles
-    assert [bool(r['prediction']) for r in rows] == [True, False, False,
-                                                     True, False]
-    assert [bool(r['error']) for r in rows] == [False, True, True, False,
-                                                True]
-    assert float(rows[0]['prediction']) == pytest.approx(
-        predictions[0].value, abs=1e-12)
-
-
-def test_predict_gzipped_csv(zinc, tmp_path):
-    src = tmp_path / 'in.csv.gz'
-    with gzip.open(src, 'wt', newline='') as f:
-        f.write('smiles,label\nCCO,1\nc1ccccc1,0\n')
-    predictions = zinc.predict_csv(src, tmp_path / 'out.csv')
-    assert [p.ok for p in predictions] == [True, True]
-
-
-def test_csv_errors(zinc, tmp_path):
-    src = _write_csv(tmp_path / 'in.csv', ['id', 'SMILES'], [['0', 'CCO']])
-    with pytest.raises(PredictionError) as exc:
-        zinc.predict_csv(src, tmp_path / 'out.csv', smiles_column='smiles')
-    assert "no column 'smiles'" in str(exc.value)
-    assert "'id', 'SMILES'" in str(exc.value)
-    with pytest.raises(PredictionError, match='does not exist'):
-        zinc.predict_csv(tmp_path / 'missing.csv', tmp_path / 'out.csv')
-    binary = tmp_path / 'binary.csv'
-    binary.write_bytes(b'\xff\xfe\x00\x81' * 100)
-    with pytest.raises(PredictionError, match='Cannot read'):
-        zinc.predict_csv(binary, tmp_path / 'out.csv')
-    with pytest.raises(PredictionError, match='does not exist'):
-        zinc.predict_csv(tmp_path, tmp_path / 'out.csv')
-    empty = tmp_path / 'empty.csv'
-    empty.write_text('')
-    with pytest.raises(PredictionError, match="columns present: none"):
-        zinc.predict_csv(empty, tmp_path / 'out.csv')
 
 
 # Checkpoints #################################################################
@@ -456,101 +310,98 @@ def test_bundled_drop_in(zinc_ckpt, ogb_ckpt, tmp_path, monkeypatch):
     assert Predictor.from_bundled('molhiv').predict(['CCO'])[0].ok
 
 
-# CLI #########################################################################
+# Training checkpoints given to predict (issue 12, item 5) ###################
 
 
-def _cli_module():
-    spec = importlib.util.spec_from_file_location('predict_cli', SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _training_run(tmp_path: Path, zinc_ckpt: Path, finished: bool) -> Path:
+    """A run directory as scripts/train.py leaves it: a Lightning-style
+    checkpoint (torch.save's zip archive, here with a payload that would
+    write a marker if it were ever unpickled), config.yaml and, once
+    training ended, model.safetensors."""
+    run = tmp_path / 'runs' / 'zinc_seed0'
+    (run / 'checkpoints').mkdir(parents=True)
+    (run / 'config.yaml').write_text('seed: 0\n')
+    marker = tmp_path / 'unpickled.txt'
+    for name in ('last.ckpt', 'best.ckpt'):
+        torch.save({'state_dict': {}, 'payload': _Exploit(str(marker))},
+                   run / 'checkpoints' / name)
+    if finished:
+        (run / 'model.safetensors').write_bytes(zinc_ckpt.read_bytes())
+    return run
 
 
-def _run_cli(*args: str, env: dict = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args],
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **(env or {})}, cwd=REPO)
+@pytest.mark.parametrize('name', ['last.ckpt', 'best.ckpt'])
+def test_training_checkpoint_of_a_finished_run_names_the_run(
+        name, zinc_ckpt, tmp_path):
+    run = _training_run(tmp_path, zinc_ckpt, finished=True)
+    with pytest.raises(CheckpointError) as exc:
+        Predictor.from_checkpoint(run / 'checkpoints' / name)
+    message = str(exc.value)
+    assert 'is a Lightning training checkpoint' in message
+    assert 'not loaded' in message
+    assert f'pass the run directory {run}' in message
+    assert '\n' not in message
+    assert not (tmp_path / 'unpickled.txt').exists()
+    # What the message says to pass works, and so does the checkpoints/
+    # folder itself.
+    assert Predictor.from_checkpoint(run).source == str(
+        run / 'model.safetensors')
+    assert Predictor.from_checkpoint(run / 'checkpoints').source == str(
+        run / 'model.safetensors')
 
 
-def test_cli_smiles_table(zinc_ckpt, zinc):
-    result = _run_cli('--checkpoint', str(zinc_ckpt), '--smiles', 'CCO',
-                      'c1ccccc1O', 'C1CC')
-    assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
-    assert lines[0].split() == ['smiles', 'prediction', 'error']
-    assert lines[1].startswith('CCO ')
-    value = float(lines[1].split()[1])
-    assert value == pytest.approx(zinc.predict(['CCO'])[0].value, rel=1e-5)
-    assert lines[3].startswith('C1CC') and 'could not be parsed' in lines[3]
-    assert 'Traceback' not in result.stderr
+def test_training_checkpoint_of_an_unfinished_run(zinc_ckpt, tmp_path):
+    run = _training_run(tmp_path, zinc_ckpt, finished=False)
+    for path in (run / 'checkpoints' / 'last.ckpt', run,
+                 run / 'checkpoints'):
+        with pytest.raises(CheckpointError) as exc:
+            Predictor.from_checkpoint(path)
+        message = str(exc.value)
+        assert f'The training run {run} has no model.safetensors yet' \
+            in message, message
+        assert '--resume' in message and '\n' not in message
+    assert not (tmp_path / 'unpickled.txt').exists()
 
 
-def test_cli_csv_roundtrip(zinc_ckpt, zinc_smiles, tmp_path):
-    smiles = zinc_smiles[:5] + ['', 'CC[Si](C)C']
-    src = _write_csv(tmp_path / 'in.csv', ['name', 'smi'],
-                     [[f'm{i}', s] for i, s in enumerate(smiles)])
-    out = tmp_path / 'pred.csv'
-    result = _run_cli('--checkpoint', str(zinc_ckpt), '--input', str(src),
-                      '--smiles-column', 'smi', '--output', str(out),
-                      '--batch-size', '4', '--device', 'cpu')
-    assert result.returncode == 0, result.stderr
-    with open(out, newline='') as f:
-        rows = list(csv.DictReader(f))
-    assert [r['name'] for r in rows] == [f'm{i}' for i in range(7)]
-    assert all(r['prediction'] and not r['error'] for r in rows[:5])
-    assert 'empty' in rows[5]['error'] and "'Si'" in rows[6]['error']
-    assert 'Wrote 7 rows' in result.stderr
+def test_folder_without_a_model(tmp_path):
+    with pytest.raises(CheckpointError, match='folder without '
+                       'model.safetensors'):
+        Predictor.from_checkpoint(tmp_path)
 
 
-def test_cli_per_call_errors_subprocess(tmp_path):
-    result = _run_cli('--model', 'zinc', '--smiles', 'CCO',
-                      env={ENV_VAR: str(tmp_path)})
-    assert result.returncode == 2
-    assert result.stderr.count('\n') == 1 and 'Traceback' not in result.stderr
-    assert 'No bundled' in result.stderr
-    assert 'configs/zinc_subset_sepnorm.yaml' in result.stderr
+# Fingerprint and streaming ###################################################
 
 
-@pytest.mark.parametrize('case', ['missing_checkpoint', 'text_checkpoint',
-                                  'foreign_safetensors', 'missing_column',
-                                  'missing_csv', 'bad_device',
-                                  'bad_batch_size'])
-def test_cli_per_call_errors(case, zinc_ckpt, tmp_path, capsys):
-    cli = _cli_module()
-    csv_path = _write_csv(tmp_path / 'in.csv', ['id', 'mol'], [['0', 'C']])
-    text = tmp_path / 'x.safetensors'
-    text.write_text('hello')
-    foreign = tmp_path / 'f.safetensors'
-    save_file({'w': torch.zeros(1)}, str(foreign))
-    ckpt = ['--checkpoint', str(zinc_ckpt)]
-    args, expected = {
-        'missing_checkpoint': (['--checkpoint', str(tmp_path / 'none'),
-                                '--smiles', 'C'], 'does not exist'),
-        'text_checkpoint': (['--checkpoint', str(text), '--smiles', 'C'],
-                            'not a readable safetensors'),
-        'foreign_safetensors': (['--checkpoint', str(foreign), '--smiles',
-                                 'C'], 'not a graphormer-sepnorm'),
-        'missing_column': (ckpt + ['--input', str(csv_path)],
-                           "no column 'smiles' (columns present: 'id', "
-                           "'mol')"),
-        'missing_csv': (ckpt + ['--input', str(tmp_path / 'none.csv')],
-                        'does not exist'),
-        'bad_device': (ckpt + ['--smiles', 'C', '--device', 'nonsense'],
-                       'device'),
-        'bad_batch_size': (ckpt + ['--smiles', 'C', '--batch-size', '0'],
-                           'batch-size'),
-    }[case]
-    assert cli.main(args) == 2
-    err = capsys.readouterr().err
-    assert err.startswith('error: ') and err.count('\n') == 1
-    assert expected in err
+def test_fingerprint_identifies_model_and_card(zinc_ckpt, zinc):
+    again = Predictor.from_checkpoint(zinc_ckpt)
+    assert again.fingerprint == zinc.fingerprint
+    assert len(zinc.fingerprint) == 64
+    changed = Predictor.from_checkpoint(zinc_ckpt)
+    with torch.no_grad():
+        next(changed.model.parameters()).view(-1)[0] += 1e-3
+    changed._fingerprint = None
+    assert changed.fingerprint != zinc.fingerprint
+    other_card = Predictor.from_checkpoint(zinc_ckpt)
+    other_card.card.target_mean += 1
+    other_card._fingerprint = None
+    assert other_card.fingerprint != zinc.fingerprint
 
 
-def test_cli_help(capsys):
-    with pytest.raises(SystemExit) as exc:
-        _cli_module().main(['--help'])
-    assert exc.value.code == 0
-    out = capsys.readouterr().out
-    for flag in ('--checkpoint', '--model', '--smiles', '--input',
-                 '--smiles-column', '--output', '--batch-size', '--device'):
-        assert flag in out
+def test_predict_iter_streams_lazily_in_order(zinc, zinc_smiles):
+    consumed = []
+
+    def source():
+        for s in zinc_smiles[:100]:
+            consumed.append(s)
+            yield s
+
+    stream = zinc.predict_iter(source(), batch_size=8, num_workers=0,
+                               chunk_size=10)
+    first = next(stream)
+    # Two chunks are read ahead to decide on worker processes; no more.
+    assert first.smiles == zinc_smiles[0] and len(consumed) <= 20
+    rest = list(stream)
+    assert [p.smiles for p in [first] + rest] == zinc_smiles[:100]
+    listed = zinc.predict(zinc_smiles[:100], batch_size=8, num_workers=0,
+                          chunk_size=10)
+    assert [p.value for p in [first] + rest] == [p.value for p in listed]

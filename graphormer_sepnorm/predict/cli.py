@@ -1,0 +1,263 @@
+r"""The command lines of :obj:`scripts/predict.py` and
+:obj:`scripts/merge_predictions.py`.
+
+Per-molecule problems become an error message in that molecule's row (exit
+status 0); problems with the call itself print one ``error: ...`` line to
+stderr and exit with status 2, before any prediction where they can be told
+before (arguments, checkpoint, output path, input, resume).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Optional, Sequence
+
+__all__ = ['build_parser', 'main', 'build_merge_parser', 'merge_main']
+
+# Exit status of an interrupted run (128 + SIGINT), as shells report it.
+_INTERRUPTED = 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    r"""The parser of :obj:`scripts/predict.py`."""
+    from ..bundled import BUNDLED_MODELS
+    from .readers import INPUT_FORMATS
+
+    models = ', '.join(f'{name} ({entry.description})'
+                       for name, entry in BUNDLED_MODELS.items())
+    parser = argparse.ArgumentParser(
+        description='Predict molecular properties from SMILES with a '
+        'Graphormer-SepNorm model, from a few molecules to screening '
+        'libraries of any size (streamed, resumable, shardable). Regression '
+        'models give the property in the units of their training targets; '
+        'binary models give the probability of the positive class.',
+        epilog='Per-molecule errors go to the "error" column (exit status '
+        '0); a bad argument, a missing/incompatible checkpoint, an '
+        'unreadable input or an unwritable output exits with status 2 and '
+        'a one-line message, before any prediction.')
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument('--checkpoint', metavar='PATH',
+                        help='model.safetensors written by scripts/train.py, '
+                        'or its run directory')
+    source.add_argument('--model', metavar='NAME',
+                        choices=sorted(BUNDLED_MODELS),
+                        help=f'a bundled model: {models}')
+    inputs = parser.add_mutually_exclusive_group(required=True)
+    inputs.add_argument('--smiles', nargs='+', metavar='SMILES',
+                        help='one or more SMILES strings (printed as a '
+                        'table unless --output is given)')
+    inputs.add_argument('--input', metavar='FILE',
+                        help='.csv or .tsv with a header row, .smi (SMILES '
+                        'and an optional name per line), .sdf; each '
+                        'optionally .gz; - for standard input')
+    parser.add_argument('--input-format', choices=sorted(INPUT_FORMATS),
+                        help='format of --input when its name does not say '
+                        '(standard input: smi)')
+    parser.add_argument('--smiles-column', default='smiles', metavar='NAME',
+                        help='column of a CSV/TSV --input holding the '
+                        'SMILES (default: smiles)')
+    parser.add_argument('--output', metavar='CSV',
+                        help='write the predictions to this .csv or .csv.gz '
+                        '(input columns + prediction + error, one row per '
+                        'input molecule in input order, flushed chunk by '
+                        'chunk; its folder is created if needed; a '
+                        '.meta.json record goes beside it). Default: CSV on '
+                        'standard output for --input, a table for --smiles')
+    parser.add_argument('--resume', action='store_true',
+                        help='continue an interrupted --output: keep its '
+                        'complete rows, predict the rest (refused if it '
+                        'comes from another input, model or options; '
+                        'starts anew if the file does not exist)')
+    parser.add_argument('--shard', metavar='K/N',
+                        help='predict only shard K of N (a deterministic 1/N '
+                        'of the rows); merge the shards with '
+                        'scripts/merge_predictions.py')
+    parser.add_argument('--top', type=int, metavar='K',
+                        help='keep only the K best molecules (with --by), '
+                        'best first, with their input row number')
+    parser.add_argument('--by', metavar='COLUMN',
+                        help='prediction column that ranks --top (e.g. '
+                        'prediction)')
+    parser.add_argument('--ascending', action='store_true',
+                        help='with --top: lower values are better (default: '
+                        'higher)')
+    parser.add_argument('--batch-size', type=int, default=128, metavar='N',
+                        help='molecules per forward pass (default: 128)')
+    parser.add_argument('--chunk-size', type=int, metavar='N',
+                        help='consecutive molecules sorted by size and '
+                        'predicted together (default: max(1024, 8 x '
+                        'batch size))')
+    parser.add_argument('--device', default='cpu',
+                        help='torch device, e.g. cpu or cuda (default: cpu)')
+    parser.add_argument('--num-workers', type=int, default=None, metavar='N',
+                        help='worker processes on CPU (default: one per core '
+                        'for inputs above one chunk; 0: predict in this '
+                        'process)')
+    parser.add_argument('--quiet', action='store_true',
+                        help='no progress bar (the summary line stays)')
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    r"""Runs :obj:`scripts/predict.py`; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    for flag in ('batch_size', 'chunk_size', 'top'):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            return _fail(f"--{flag.replace('_', '-')} must be a positive "
+                         f"integer, got {value}")
+    if args.num_workers is not None and args.num_workers < 0:
+        return _fail('--num-workers must be 0 or more')
+    if args.smiles is not None:
+        used = [flag for flag in ('resume', 'shard', 'top', 'input_format')
+                if getattr(args, flag)]
+        if used:
+            return _fail(f"--{used[0].replace('_', '-')} works on an --input "
+                         f"file, not on --smiles")
+
+    from ..checkpoint import CheckpointError
+    from .predictor import Predictor
+    from .prediction import PredictionError
+    from .shards import Shard
+    from .writers import check_output_path
+
+    try:
+        if args.shard is not None:
+            Shard.parse(args.shard)
+        if args.top is not None and args.by is None:
+            raise PredictionError('--top needs --by COLUMN, the prediction '
+                                  'column to rank by (e.g. --by prediction)')
+        if args.by is not None and args.top is None:
+            raise PredictionError(f'--by {args.by} ranks the molecules of '
+                                  f'--top; add --top K')
+        if args.output is not None:
+            check_output_path(args.output)
+        if args.checkpoint is not None:
+            predictor = Predictor.from_checkpoint(args.checkpoint,
+                                                  device=args.device)
+        else:
+            predictor = Predictor.from_bundled(args.model, device=args.device)
+        if args.smiles is not None:
+            return _predict_smiles(predictor, args)
+        output = args.output or '-'
+        summary = predictor.predict_file(
+            args.input, output, smiles_column=args.smiles_column,
+            input_format=args.input_format, batch_size=args.batch_size,
+            chunk_size=args.chunk_size, num_workers=args.num_workers,
+            resume=args.resume, shard=args.shard, top=args.top, by=args.by,
+            ascending=args.ascending, progress=not args.quiet)
+    except (CheckpointError, PredictionError) as error:
+        return _fail(str(error))
+    except KeyboardInterrupt:
+        where = (f'the rows written so far are in {args.output}; continue '
+                 f'with the same command and --resume' if args.output
+                 else 'nothing more was written')
+        print(f'error: interrupted; {where}', file=sys.stderr)
+        return _INTERRUPTED
+    print(_summary_line(summary, predictor, args.by), file=sys.stderr)
+    return 0
+
+
+def _predict_smiles(predictor, args) -> int:
+    from .prediction import ERROR_COLUMN, value_fields
+    from .writers import CsvWriter
+
+    predictions = predictor.predict(args.smiles, batch_size=args.batch_size,
+                                    num_workers=args.num_workers,
+                                    chunk_size=args.chunk_size)
+    failed = sum(not p.ok for p in predictions)
+    columns = predictor.prediction_columns
+    rows = [[p.smiles] + value_fields(p, len(columns)) + [p.error or '']
+            for p in predictions]
+    header = ['smiles'] + columns + [ERROR_COLUMN]
+    if args.output is not None:
+        writer = CsvWriter(args.output, header)
+        writer.write_rows(rows)
+        writer.close()
+        print(f'Wrote {len(rows)} rows to {args.output} '
+              f'({len(rows) - failed} predicted, {failed} with an error); '
+              f"{', '.join(predictor.prediction_columns)} = "
+              f'{predictor.value_description}', file=sys.stderr)
+    else:
+        print(_format_table(header, rows))
+        print(f"# {', '.join(predictor.prediction_columns)} = "
+              f'{predictor.value_description}; {failed} of '
+              f'{len(rows)} molecules with an error', file=sys.stderr)
+    return 0
+
+
+def _format_table(header: list[str], rows: list[list[str]]) -> str:
+    cells = [header] + [[_short_number(cell) for cell in row] for row in rows]
+    widths = [max(len(line[k]) for line in cells) for k in range(len(header))]
+    return '\n'.join('  '.join(cell.ljust(w) for cell, w in zip(line, widths))
+                     .rstrip() for line in cells)
+
+
+def _short_number(cell: str) -> str:
+    try:
+        return f'{float(cell):.6g}' if cell else cell
+    except ValueError:
+        return cell
+
+
+def _summary_line(summary, predictor, by: Optional[str]) -> str:
+    if summary.already_complete:
+        return (f'{summary.output} is already complete ({summary.rows:,} '
+                f'rows); nothing to do')
+    rate = (summary.predicted + summary.failed) / max(summary.seconds, 1e-9)
+    where = ('standard output' if summary.output == '-' else summary.output)
+    if summary.top is not None:
+        what = (f'Wrote the top {min(summary.top, summary.rows):,} of '
+                f'{summary.rows:,} molecules by {by} to {where}')
+    else:
+        what = f'Wrote {summary.rows:,} rows to {where}'
+    kept = (f'; kept {summary.kept:,} rows of the interrupted run'
+            if summary.kept else '')
+    return (f'{what} ({summary.predicted:,} predicted, {summary.failed:,} '
+            f'with an error{kept}) in {summary.seconds:.1f} s ({rate:,.0f} '
+            f'molecules/s); '
+            f"{', '.join(predictor.prediction_columns)} = "
+            f'{predictor.value_description}')
+
+
+def _fail(message: str) -> int:
+    print(f'error: {message}', file=sys.stderr)
+    return 2
+
+
+# Merge #######################################################################
+
+
+def build_merge_parser() -> argparse.ArgumentParser:
+    r"""The parser of :obj:`scripts/merge_predictions.py`."""
+    parser = argparse.ArgumentParser(
+        description='Merge the output files of the shards of one '
+        'scripts/predict.py --shard K/N run into one file in input order '
+        '(byte for byte the unsharded output; for --top runs, the top K of '
+        'all shards). Each part needs its .meta.json record beside it.',
+        epilog='Refuses, with a one-line message and exit status 2, parts '
+        'of different runs, a missing, repeated or unfinished shard, and an '
+        'output that cannot be written.')
+    parser.add_argument('parts', nargs='+', metavar='PART',
+                        help='the output file of each shard, in any order')
+    parser.add_argument('--output', required=True, metavar='CSV',
+                        help='the merged .csv or .csv.gz')
+    parser.add_argument('--quiet', action='store_true',
+                        help='no progress bar')
+    return parser
+
+
+def merge_main(argv: Optional[Sequence[str]] = None) -> int:
+    r"""Runs :obj:`scripts/merge_predictions.py`; returns the exit status."""
+    args = build_merge_parser().parse_args(argv)
+    from .merge import merge_predictions
+    from .prediction import PredictionError
+
+    try:
+        rows = merge_predictions(args.parts, args.output,
+                                 progress=not args.quiet)
+    except PredictionError as error:
+        return _fail(str(error))
+    print(f'Merged {len(args.parts)} shards into {args.output} ({rows:,} '
+          f'rows)', file=sys.stderr)
+    return 0

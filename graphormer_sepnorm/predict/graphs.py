@@ -1,0 +1,93 @@
+r"""Molecules as model inputs for prediction: featurized straight into NumPy
+arrays and batched into the attributes the model reads, without
+:class:`~torch_geometric.data.Data` objects and without importing PyG
+(which takes longer than all the rest of a one-molecule prediction)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Sequence, Union
+
+import numpy as np
+import torch
+
+from ..data.featurize import _ogb_graph_arrays, _zinc_graph_arrays
+from ..transforms.shortest_paths import shortest_paths
+
+__all__ = ['Graph', 'GraphBatch', 'prepare_graph', 'collate']
+
+#: A featurized molecule ready for batching: :obj:`x [n, F]`,
+#: :obj:`edge_index [2, E]`, :obj:`edge_attr [E]` or :obj:`[E, F]`, and
+#: :obj:`spd` and :obj:`path_next`, flat int16 :obj:`[n * n]`.
+Graph = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def prepare_graph(smiles: str, featurizer: str, max_nodes: int) -> Graph:
+    r"""Featurizes :obj:`smiles` and adds its shortest paths, with the same
+    functions as :func:`~graphormer_sepnorm.data.featurize.get_featurizer`
+    and :class:`~graphormer_sepnorm.transforms.AddShortestPaths` (so the
+    model sees exactly the graphs it was trained on).
+
+    Args:
+        smiles (str): The molecule.
+        featurizer (str): :obj:`"zinc"` or :obj:`"ogb"`.
+        max_nodes (int): Largest molecule accepted.
+
+    Raises:
+        FeaturizationError: If the molecule cannot be featurized.
+    """
+    if featurizer == 'zinc':
+        x, edge_index, edge_attr = _zinc_graph_arrays(smiles, max_nodes)
+        x = x.reshape(-1, 1)
+    else:
+        x, edge_index, edge_attr = _ogb_graph_arrays(smiles, max_nodes)
+    spd, path_next = shortest_paths(edge_index, x.shape[0])
+    return x, edge_index, edge_attr, spd.reshape(-1), path_next.reshape(-1)
+
+
+@dataclass
+class GraphBatch:
+    r"""A batch of graphs with the attributes, shapes and dtypes of the
+    :class:`~torch_geometric.data.Batch` that :meth:`Batch.from_data_list`
+    builds from the same graphs after
+    :class:`~graphormer_sepnorm.transforms.AddShortestPaths` (all that
+    :class:`~graphormer_sepnorm.GraphormerSepNorm` reads)."""
+    x: torch.Tensor
+    edge_index: torch.Tensor
+    edge_attr: torch.Tensor
+    spd: torch.Tensor
+    path_next: torch.Tensor
+    batch: torch.Tensor
+    ptr: torch.Tensor
+
+    @property
+    def num_graphs(self) -> int:
+        r"""The number of graphs."""
+        return self.ptr.numel() - 1
+
+    @property
+    def num_nodes(self) -> int:
+        r"""The number of nodes of all graphs."""
+        return self.x.size(0)
+
+    def to(self, device: Union[str, torch.device]) -> 'GraphBatch':
+        r"""The batch on :obj:`device`."""
+        return GraphBatch(**{f.name: getattr(self, f.name).to(device)
+                             for f in fields(self)})
+
+
+def collate(graphs: Sequence[Graph]) -> GraphBatch:
+    r"""Batches prepared graphs (see :class:`GraphBatch`)."""
+    sizes = np.fromiter((g[0].shape[0] for g in graphs), dtype=np.int64,
+                        count=len(graphs))
+    ptr = np.zeros(len(graphs) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=ptr[1:])
+    edge_index = np.concatenate(
+        [g[1] + offset for g, offset in zip(graphs, ptr[:-1])], axis=1)
+    return GraphBatch(
+        x=torch.from_numpy(np.concatenate([g[0] for g in graphs])),
+        edge_index=torch.from_numpy(edge_index),
+        edge_attr=torch.from_numpy(np.concatenate([g[2] for g in graphs])),
+        spd=torch.from_numpy(np.concatenate([g[3] for g in graphs])),
+        path_next=torch.from_numpy(np.concatenate([g[4] for g in graphs])),
+        batch=torch.from_numpy(np.repeat(np.arange(len(graphs)), sizes)),
+        ptr=torch.from_numpy(ptr))

@@ -1,0 +1,381 @@
+r"""File to file prediction: stream an input of any size into a CSV, with a
+progress bar, resume, shards and top-K.
+
+.. code-block:: python
+
+    from graphormer_sepnorm.predict import Predictor
+
+    predictor = Predictor.from_checkpoint('runs/zinc/model.safetensors')
+    predictor.predict_file('library.smi.gz', 'predictions.csv.gz')
+    predictor.predict_file('library.smi.gz', 'part3.csv', shard='3/8',
+                           resume=True)
+    predictor.predict_file('library.sdf', 'hits.csv', top=1000,
+                           by='prediction')
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from itertools import chain, islice
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator, Optional, Union
+
+from .prediction import (ERROR_COLUMN, Prediction, PredictionError,
+                         value_fields)
+from .readers import SDF, MoleculeReader
+from .run_record import RunRecord, read_record, write_record
+from .shards import Shard
+from .top_k import ROW_COLUMN, TopK, ranked_rows
+from .workers import Chunk, stream_chunks
+from .writers import STDOUT, CsvWriter, check_output_path, read_csv_rows, \
+    write_csv
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .predictor import Predictor
+
+__all__ = ['predict_file', 'PredictionSummary']
+
+PathLike = Union[str, Path]
+
+# A top-K file is rewritten after a chunk (for resume) unless rewriting it
+# would take more than this share of the time: after every chunk for small
+# K, less often for very large K.
+_TOP_SAVE_SHARE = 0.05
+
+
+@dataclass
+class PredictionSummary:
+    r"""What :func:`predict_file` did.
+
+    Attributes:
+        output (str): The output file.
+        rows (int): Rows of this run (its shard) in the output: kept from
+            an interrupted run plus predicted now (for top-K: handled).
+        predicted (int): Molecules predicted by this call.
+        failed (int): Molecules of this call with an error row.
+        kept (int): Rows kept from an interrupted run (:obj:`resume`).
+        seconds (float): Wall time of this call.
+        already_complete (bool): The output was complete; nothing was done.
+        top (int, optional): :obj:`K` of a top-K run; the output holds
+            :obj:`min(K, predicted)` rows.
+    """
+    output: str
+    rows: int = 0
+    predicted: int = 0
+    failed: int = 0
+    kept: int = 0
+    seconds: float = 0.0
+    already_complete: bool = False
+    top: Optional[int] = None
+
+
+def predict_file(predictor: 'Predictor', input_path: PathLike,
+                 output_path: PathLike, smiles_column: str = 'smiles',
+                 input_format: Optional[str] = None, batch_size: int = 128,
+                 chunk_size: Optional[int] = None,
+                 num_workers: Optional[int] = None, resume: bool = False,
+                 shard: Optional[Union[str, Shard]] = None,
+                 top: Optional[int] = None, by: Optional[str] = None,
+                 ascending: bool = False, progress: bool = True
+                 ) -> PredictionSummary:
+    r"""Predicts every molecule of :obj:`input_path` into the CSV
+    :obj:`output_path`, streamed: each chunk is written (and flushed) as
+    soon as it and all chunks before it are done, so memory depends on
+    :obj:`chunk_size` and the number of workers, not on the input.
+
+    The output holds the input's columns (SMILES files: :obj:`smiles`,
+    :obj:`name`; SDF: :obj:`name`, :obj:`smiles`), one column per model
+    output (:obj:`prediction` for one) and :obj:`error`, one row per input
+    row, in input order. Beside it, ``<output>.meta.json`` records the
+    input, model and options (see
+    :mod:`~graphormer_sepnorm.predict.run_record`).
+
+    Args:
+        predictor (Predictor): The model.
+        input_path (str or Path): A :obj:`.csv`, :obj:`.tsv`, :obj:`.smi`
+            or :obj:`.sdf` file, each optionally :obj:`.gz`, or :obj:`"-"`
+            for standard input (see
+            :mod:`~graphormer_sepnorm.predict.readers`).
+        output_path (str or Path): A :obj:`.csv` or :obj:`.csv.gz` file
+            (its folder is created if needed), or :obj:`"-"` for standard
+            output.
+        smiles_column (str, optional): SMILES column of CSV and TSV input.
+            (default: :obj:`"smiles"`)
+        input_format (str, optional): :obj:`"csv"`, :obj:`"tsv"`,
+            :obj:`"smi"` or :obj:`"sdf"`, if the name does not tell it.
+            (default: :obj:`None`)
+        batch_size (int, optional): Molecules per forward pass.
+            (default: :obj:`128`)
+        chunk_size (int, optional): Consecutive rows sorted by size and
+            predicted together; also the unit of shards and of resume.
+            (default: :obj:`max(1024, 8 * batch_size)`)
+        num_workers (int, optional): Worker processes; :obj:`0`: this
+            process; :obj:`None`: one per core on CPU for inputs of more
+            than one chunk. (default: :obj:`None`)
+        resume (bool, optional): Continue the interrupted output file:
+            keep its complete rows and predict the rest. Refused if the
+            file comes from another input, model or options; starts anew if
+            there is no file. (default: :obj:`False`)
+        shard (str or Shard, optional): :obj:`"K/N"`: predict only shard
+            :obj:`K` of :obj:`N` (see
+            :mod:`~graphormer_sepnorm.predict.shards`); merge the parts with
+            :func:`~graphormer_sepnorm.predict.merge_predictions`.
+            (default: :obj:`None`)
+        top (int, optional): Keep only the :obj:`top` best molecules by
+            column :obj:`by`, best first, with their input row number in a
+            :obj:`row` column. (default: :obj:`None`)
+        by (str, optional): The prediction column that ranks molecules for
+            :obj:`top`. (default: :obj:`None`)
+        ascending (bool, optional): With :obj:`top`, lower values are
+            better. (default: :obj:`False`)
+        progress (bool, optional): Show a progress bar (molecules/s, ETA)
+            on stderr. (default: :obj:`True`)
+
+    Raises:
+        PredictionError: For a problem with the call (bad arguments, an
+            unreadable or empty input, an output that cannot be written, an
+            output that cannot be resumed), raised before any prediction
+            where it can be told before.
+    """
+    start = time.perf_counter()
+    chunk_size = predictor.check_sizes(batch_size, chunk_size)
+    shard = Shard.parse(shard) if shard is not None else None
+    ranking = _check_top(predictor, top, by, ascending)
+    output = str(output_path)
+    if resume and output == STDOUT:
+        raise PredictionError("--resume needs an output file, not standard "
+                              "output; pass --output FILE")
+    check_output_path(output)
+    if output != STDOUT and str(input_path) != '-' and \
+            Path(output).resolve() == Path(input_path).resolve():
+        raise PredictionError(f"The output {output} is the input; name "
+                              f"another file")
+    reader = MoleculeReader(input_path, input_format, smiles_column)
+    if resume and reader.is_stdin:
+        raise PredictionError(
+            "--resume cannot check that standard input is the same input as "
+            "before; save it to a file and predict from the file")
+    try:
+        total, input_sha256 = reader.scan()
+        rows = reader.rows()
+        first = next(rows, None) if total != 0 else None
+        if first is None:
+            raise PredictionError(f"{reader.name} holds no molecules; "
+                                  f"check that it is the file you meant")
+        rows = chain([first], rows)
+        # Input columns named as an output are replaced by it (as chemprop
+        # writes predictions into the target columns of its input).
+        outputs = predictor.prediction_columns + [ERROR_COLUMN]
+        columns = [c for c in reader.columns if c not in outputs] + outputs
+        record = RunRecord(
+            input_name=reader.name, input_sha256=input_sha256,
+            model_fingerprint=predictor.fingerprint,
+            model_source=str(predictor.source or 'model'),
+            options={'input_format': reader.format,
+                     'smiles_column': (smiles_column if reader.format in
+                                       ('csv', 'tsv') else None),
+                     'batch_size': batch_size, 'chunk_size': chunk_size,
+                     'device': predictor.device.type,
+                     'shard': str(shard) if shard else None, 'top': top,
+                     'by': by, 'ascending': ascending if top else None},
+            columns=([ROW_COLUMN] + columns[:-1]) if ranking else columns)
+        summary = PredictionSummary(output=output, top=top)
+        if resume and Path(output).exists():
+            earlier = read_record(output)
+            differences = earlier.differences(record)
+            if differences:
+                raise PredictionError(
+                    f"Cannot resume {output}: it comes from another run; "
+                    f"what differs: {'; '.join(differences)}. Start a new "
+                    f"output (drop --resume) or use the same input, model "
+                    f"and options")
+            if earlier.complete:
+                summary.already_complete = True
+                summary.rows = summary.kept = earlier.rows_done
+                return summary
+            record.rows_done = earlier.rows_done
+        elif output != STDOUT:
+            write_record(output, record)
+        expected = (shard.owned_rows(total, chunk_size) if shard and total
+                    else total)
+        _Run(predictor, reader, record, summary, chunk_size, shard,
+             ranking).run(rows, batch_size, num_workers, resume,
+                          expected, progress)
+    finally:
+        reader.close()
+    summary.seconds = time.perf_counter() - start
+    return summary
+
+
+def _check_top(predictor: 'Predictor', top: Optional[int], by: Optional[str],
+               ascending: bool) -> Optional[tuple[TopK, int]]:
+    r"""The :class:`TopK` collector and the position of its score among the
+    prediction columns, or :obj:`None` without :obj:`top`."""
+    columns = predictor.prediction_columns
+    named = ', '.join(columns)
+    if top is None:
+        if by is not None:
+            raise PredictionError(f"--by {by} ranks the molecules of --top; "
+                                  f"add --top K")
+        return None
+    if by is None:
+        raise PredictionError(f"--top needs --by COLUMN, the prediction "
+                              f"column to rank by (this model: {named})")
+    if by not in columns:
+        raise PredictionError(f"--by {by!r} is not a prediction column of "
+                              f"this model; choose one of: {named}")
+    return TopK(top, ascending), columns.index(by)
+
+
+class _Run:
+    r"""One call of :func:`predict_file` once its arguments are checked:
+    reads chunks, predicts them, writes them."""
+    def __init__(self, predictor: 'Predictor', reader: MoleculeReader,
+                 record: RunRecord, summary: PredictionSummary,
+                 chunk_size: int, shard: Optional[Shard],
+                 ranking: Optional[tuple[TopK, int]]) -> None:
+        self.predictor = predictor
+        self.reader = reader
+        self.record = record
+        self.summary = summary
+        self.chunk_size = chunk_size
+        self.shard = shard
+        self.top, self.score_index = ranking or (None, 0)
+        outputs = set(predictor.prediction_columns) | {ERROR_COLUMN}
+        #: Positions of the input fields that pass through to the output.
+        self.passed_fields = [i for i, c in enumerate(reader.columns)
+                              if c not in outputs]
+        self.input_rows = 0
+        self.writer: Optional[CsvWriter] = None
+        self.saved_at = time.monotonic()
+        self.save_seconds = 0.0  # How long the last top-K save took.
+
+    def run(self, rows: Iterator[tuple[list[str], str]], batch_size: int,
+            num_workers: Optional[int], resume: bool,
+            expected: Optional[int], progress: bool) -> None:
+        output = self.summary.output
+        if self.top is not None:
+            done = self._load_top() if resume else 0
+        else:
+            self.writer = CsvWriter(output, self.record.columns, resume)
+            done = self.writer.kept_rows
+        self.summary.kept = done
+        bar = _progress_bar(progress, expected, done)
+        try:
+            chunks = self._chunks(rows, done)
+            for chunk, predictions in stream_chunks(
+                    self.predictor, chunks, batch_size, num_workers):
+                written = self._write(chunk, predictions, done)
+                bar.update(written)
+            self._finish()
+        finally:
+            bar.close()
+            if self.writer is not None:
+                self.writer.close()
+
+    def _chunks(self, rows: Iterator[tuple[list[str], str]],
+                done: int) -> Iterator[Chunk]:
+        r"""This run's chunks from the first with rows not yet done; the
+        context of each is :obj:`(first row number, first owned index,
+        fields)`."""
+        owned = 0
+        for number in range(sys.maxsize):
+            block = list(islice(rows, self.chunk_size))
+            if not block:
+                return
+            self.input_rows += len(block)
+            if self.shard is not None and not self.shard.owns(number):
+                continue
+            first_owned, owned = owned, owned + len(block)
+            if owned <= done:
+                continue
+            yield Chunk([molecule for _, molecule in block],
+                        self.reader.kind,
+                        (number * self.chunk_size + 1, first_owned,
+                         [fields for fields, _ in block]))
+
+    def _write(self, chunk: Chunk, predictions: list[Prediction],
+               done: int) -> int:
+        first_row, first_owned, fields = chunk.context
+        skip = max(done - first_owned, 0)  # Rows an earlier run wrote.
+        out = []
+        for offset in range(skip, len(predictions)):
+            p, row = predictions[offset], list(fields[offset])
+            if self.reader.kind == SDF:
+                row[self.reader.smiles_index] = p.smiles
+            row = [row[i] for i in self.passed_fields]
+            row += value_fields(p, len(self.predictor.prediction_columns))
+            if p.ok:
+                self.summary.predicted += 1
+            else:
+                self.summary.failed += 1
+            if self.top is not None:
+                score = (p.value[self.score_index] if isinstance(
+                    p.value, tuple) else p.value)
+                self.top.push(first_row + offset, score,
+                              [str(first_row + offset)] + row)
+            else:
+                out.append(row + [p.error or ''])
+        if self.writer is not None:
+            self.writer.write_rows(out)
+        self.summary.rows += len(predictions) - skip
+        self.record.rows_done = first_owned + len(predictions)
+        if self.top is not None and time.monotonic() - self.saved_at >= \
+                self.save_seconds / _TOP_SAVE_SHARE:
+            self._save_top()
+        return len(predictions) - skip
+
+    def _finish(self) -> None:
+        self.record.complete = True
+        self.record.input_rows = self.input_rows
+        if self.top is not None:
+            self._save_top()
+            self.record.output_rows = len(self.top)
+        else:
+            self.record.output_rows = self.record.rows_done
+        self.summary.rows += self.summary.kept
+        if self.summary.output != STDOUT:
+            write_record(self.summary.output, self.record)
+
+    # Top-K ##################################################################
+
+    def _save_top(self) -> None:
+        r"""Rewrites the top-K file, then the record saying how many rows it
+        covers (a kill between the two only repeats work: rows seen again
+        are not counted twice, see :class:`TopK`)."""
+        if self.summary.output == STDOUT:
+            if self.record.complete:
+                CsvWriter(STDOUT, self.record.columns).write_rows(
+                    self.top.best())
+            return
+        started = time.monotonic()
+        write_csv(self.summary.output, [self.record.columns] + self.top.best())
+        write_record(self.summary.output, self.record)
+        self.saved_at = time.monotonic()
+        self.save_seconds = self.saved_at - started
+
+    def _load_top(self) -> int:
+        r"""Loads the rows of an interrupted top-K file; returns the rows
+        of this run it covers."""
+        output = self.summary.output
+        if not Path(output).exists():
+            return self.record.rows_done
+        rows = read_csv_rows(output)
+        header = next(rows, None)
+        if header != self.record.columns:
+            raise PredictionError(f"Cannot resume {output}: its columns are "
+                                  f"not those of this run; start a new "
+                                  f"output (drop --resume)")
+        self.top.extend(ranked_rows(rows, header, self.record.options['by']))
+        return self.record.rows_done
+
+
+def _progress_bar(enabled: bool, total: Optional[int], initial: int):
+    from tqdm import tqdm
+
+    interactive = sys.stderr.isatty()
+    return tqdm(total=total, initial=initial, unit=' mol', unit_scale=True,
+                disable=not enabled, file=sys.stderr, dynamic_ncols=True,
+                smoothing=0.1, mininterval=0.5 if interactive else 30.0,
+                desc='Predicting')

@@ -1,0 +1,348 @@
+r"""The :class:`Predictor`: a trained model and its model card, turning
+molecules into predictions."""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from dataclasses import asdict
+from itertools import islice
+from pathlib import Path
+from typing import (TYPE_CHECKING, Any, Iterable, Iterator, Optional,
+                    Sequence, Union)
+
+import torch
+
+from ..checkpoint import (CheckpointError, ModelCard, load_model,
+                          resolve_model_file)
+from ..data.featurize import FeaturizationError, get_featurizer
+from .graphs import Graph, collate, prepare_graph
+from .prediction import Prediction, PredictionError, prediction_columns
+from .readers import SMILES, sdf_record_to_smiles
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..models import GraphormerSepNorm
+    from .pipeline import PredictionSummary
+
+__all__ = ['Predictor']
+
+PathLike = Union[str, Path]
+
+
+class Predictor:
+    r"""Predicts a trained :class:`~graphormer_sepnorm.GraphormerSepNorm`
+    from SMILES strings (or SDF records, see :meth:`predict_file`).
+
+    Build it with :meth:`from_checkpoint` or :meth:`from_bundled` (or
+    directly from a model in evaluation mode and its
+    :class:`~graphormer_sepnorm.checkpoint.ModelCard`).
+
+    Every input molecule gets one :class:`Prediction`, in input order: its
+    value (regression: the property in the units of the training targets,
+    i.e. the model output times :obj:`target_std` plus :obj:`target_mean`;
+    binary: the probability of the positive class, the sigmoid of the
+    model's logit) or an error message (unparsable SMILES, atoms the
+    featurizer cannot encode, more atoms than the model's :obj:`max_nodes`).
+    Only problems with the call itself raise, as :class:`PredictionError` or
+    :class:`~graphormer_sepnorm.checkpoint.CheckpointError`.
+
+    Molecules are featurized straight into NumPy arrays, sorted by size
+    within chunks of :obj:`chunk_size` consecutive molecules (so that each
+    batch is padded little: attention costs grow with the square of the
+    largest graph of a batch), batched without
+    :class:`~torch_geometric.data.Data` objects and run under
+    :func:`torch.inference_mode`, on one thread on CPU (several cores are
+    used by worker processes). A chunk's predictions depend only on the
+    chunk, so they are the same bit for bit however the chunks are spread
+    over worker processes, shards or resumed runs.
+
+    Args:
+        model (GraphormerSepNorm): The model.
+        card (ModelCard): Its featurizer, task and target normalization.
+        device (str or torch.device, optional): Where the model runs.
+            (default: :obj:`"cpu"`)
+        source (str, optional): Where the model came from, for messages.
+    """
+    def __init__(self, model: 'GraphormerSepNorm', card: ModelCard,
+                 device: Union[str, torch.device] = 'cpu',
+                 source: Optional[str] = None) -> None:
+        if card.task not in ('regression', 'binary'):
+            raise CheckpointError(
+                f"{source or 'model'}: unknown task {card.task!r} in its "
+                f"model card (expected 'regression' or 'binary')")
+        try:
+            get_featurizer(card.featurizer)  # A known featurizer.
+        except ValueError as error:
+            raise CheckpointError(f"{source or 'model'}: {error}") from None
+        try:
+            self.device = torch.device(device)
+            self.model = model.to(self.device).eval()
+            # Batches here are already sorted by size: buckets inside the
+            # model would only add copies (same outputs either way).
+            self.model.attention_buckets = 1
+        except (RuntimeError, AssertionError, ValueError) as error:
+            raise PredictionError(
+                f"Cannot use device {str(device)!r}: "
+                f"{str(error).splitlines()[0]}") from None
+        self.card = card
+        self.source = source
+        self.featurizer_name = card.featurizer.strip().lower()
+        self.max_nodes = int(model.max_nodes)
+        self.task = card.task
+        # One value per target (a float in single-target model cards).
+        self.target_mean = torch.tensor(card.target_mean,
+                                        dtype=torch.float64).view(-1)
+        self.target_std = torch.tensor(card.target_std,
+                                       dtype=torch.float64).view(-1)
+        self._fingerprint: Optional[str] = None
+
+    # Construction ###########################################################
+
+    @classmethod
+    def from_checkpoint(cls, path: PathLike,
+                        device: Union[str, torch.device] = 'cpu'
+                        ) -> 'Predictor':
+        r"""Loads a checkpoint written by
+        :func:`~graphormer_sepnorm.checkpoint.save_model` (safetensors; no
+        pickle involved): the :obj:`model.safetensors` file, or the training
+        run directory holding it.
+
+        Raises:
+            CheckpointError: If the file is missing, not safetensors, not a
+                graphormer-sepnorm checkpoint (a training checkpoint such as
+                :obj:`checkpoints/last.ckpt` gets a message naming the file
+                to pass instead), or does not fit this version.
+        """
+        path = resolve_model_file(path)
+        model, card = load_model(path, map_location='cpu')
+        return cls(model, card, device=device, source=str(path))
+
+    @classmethod
+    def from_bundled(cls, name: str, device: Union[str, torch.device] = 'cpu',
+                     directory: Optional[PathLike] = None) -> 'Predictor':
+        r"""Loads a bundled model, :obj:`"zinc"` (penalized logP) or
+        :obj:`"molhiv"` (probability of HIV activity); see
+        :mod:`graphormer_sepnorm.bundled`.
+
+        Raises:
+            ValueError: If :obj:`name` is not a registered model.
+            BundledModelNotInstalled: If its checkpoint is not installed (the
+                message says how to train one).
+        """
+        from ..bundled import bundled_model_path, get_bundled_model
+
+        entry = get_bundled_model(name)
+        path = bundled_model_path(entry.name, directory)
+        predictor = cls.from_checkpoint(path, device=device)
+        card = predictor.card
+        if (predictor.featurizer_name != entry.featurizer
+                or card.task != entry.task):
+            raise CheckpointError(
+                f"{path} is installed as the bundled '{entry.name}' model but "
+                f"its card says featurizer={card.featurizer!r}, "
+                f"task={card.task!r} (expected {entry.featurizer!r}, "
+                f"{entry.task!r}); replace it with the right checkpoint")
+        return predictor
+
+    # Description ############################################################
+
+    @property
+    def value_description(self) -> str:
+        r"""What :attr:`Prediction.value` means for this model."""
+        if self.task == 'binary':
+            return 'probability of the positive class'
+        return 'regression value in the units of the training targets'
+
+    @property
+    def prediction_columns(self) -> list[str]:
+        r"""The output columns of the predictions, one per model output:
+        the training CSV's target names, or :obj:`prediction` (see
+        :func:`~graphormer_sepnorm.predict.prediction_columns`)."""
+        return prediction_columns(int(self.model.out_channels),
+                                  self.card.target_names)
+
+    @property
+    def fingerprint(self) -> str:
+        r"""SHA-256 of the model card and every weight and buffer: two
+        predictors with the same fingerprint predict the same values.
+        Recorded beside prediction files so that :obj:`resume` and the
+        merge of shards can check they continue the same model."""
+        if self._fingerprint is None:
+            digest = hashlib.sha256(
+                json.dumps(asdict(self.card), sort_keys=True,
+                           default=str).encode())
+            for name, tensor in self.model.state_dict().items():
+                digest.update(name.encode())
+                digest.update(
+                    tensor.detach().cpu().contiguous().view(-1).view(
+                        torch.uint8).numpy().tobytes())
+            self._fingerprint = digest.hexdigest()
+        return self._fingerprint
+
+    # Prediction #############################################################
+
+    def predict(self, smiles: Sequence[str], batch_size: int = 128,
+                num_workers: Optional[int] = None,
+                chunk_size: Optional[int] = None) -> list[Prediction]:
+        r"""Predicts every SMILES of :obj:`smiles`; returns one
+        :class:`Prediction` per input, in input order. See
+        :meth:`predict_iter` for the arguments."""
+        return list(self.predict_iter(smiles, batch_size, num_workers,
+                                      chunk_size))
+
+    def predict_iter(self, smiles: Iterable[str], batch_size: int = 128,
+                     num_workers: Optional[int] = None,
+                     chunk_size: Optional[int] = None
+                     ) -> Iterator[Prediction]:
+        r"""Predicts the SMILES of any iterable, streamed: yields one
+        :class:`Prediction` per input, in input order, as soon as its chunk
+        is done. Memory depends on :obj:`chunk_size` and the number of
+        workers, not on the length of the input.
+
+        Args:
+            smiles (Iterable[str]): The molecules (a list, a generator, the
+                lines of a file, ...).
+            batch_size (int, optional): Molecules per forward pass.
+                (default: :obj:`128`)
+            num_workers (int, optional): Worker processes. :obj:`0` predicts
+                in this process; :obj:`None` starts one per available core on
+                CPU (on Linux) once the input holds more than one chunk.
+                (default: :obj:`None`)
+            chunk_size (int, optional): Consecutive molecules sorted by size
+                and predicted together. (default: :obj:`max(1024, 8 *
+                batch_size)`)
+        """
+        from .workers import Chunk, stream_chunks
+
+        if isinstance(smiles, str):
+            raise PredictionError(
+                "predict() takes a sequence of SMILES strings; wrap a single "
+                "SMILES in a list: predict(['CCO'])")
+        chunk_size = self.check_sizes(batch_size, chunk_size)
+        iterator = iter(smiles)
+        chunks = (Chunk(molecules) for molecules in
+                  iter(lambda: list(islice(iterator, chunk_size)), []))
+        for _, predictions in stream_chunks(self, chunks, batch_size,
+                                            num_workers):
+            yield from predictions
+
+    def predict_table(self, smiles: Sequence[str], batch_size: int = 128,
+                      num_workers: Optional[int] = None
+                      ) -> list[dict[str, Any]]:
+        r"""Like :meth:`predict`, as a list of dicts with keys
+        :obj:`smiles`, one per :attr:`prediction_columns` and
+        :obj:`error`."""
+        return [p.as_dict(self.prediction_columns)
+                for p in self.predict(smiles, batch_size, num_workers)]
+
+    def predict_file(self, input_path: PathLike, output_path: PathLike,
+                     **options: Any) -> 'PredictionSummary':
+        r"""Predicts every molecule of a file (CSV, TSV, SMILES or SDF,
+        optionally gzipped, or :obj:`"-"` for stdin) into a CSV file,
+        streamed chunk by chunk, with resume, shards and top-K; see
+        :func:`graphormer_sepnorm.predict.predict_file` for the options."""
+        from .pipeline import predict_file
+
+        return predict_file(self, input_path, output_path, **options)
+
+    def check_sizes(self, batch_size: int, chunk_size: Optional[int]) -> int:
+        r"""Checks :obj:`batch_size` and :obj:`chunk_size` and returns the
+        chunk size to use."""
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise PredictionError(f"batch_size must be a positive integer, "
+                                  f"got {batch_size!r}")
+        if chunk_size is None:
+            return max(1024, 8 * batch_size)
+        if not isinstance(chunk_size, int) or chunk_size < 1:
+            raise PredictionError(f"chunk_size must be a positive integer, "
+                                  f"got {chunk_size!r}")
+        return chunk_size
+
+    # Internals ##############################################################
+
+    def predict_chunk(self, molecules: Sequence[str], batch_size: int,
+                      kind: str = SMILES) -> list[Prediction]:
+        r"""Featurizes, sorts by size, batches and predicts one chunk of
+        molecules (SMILES strings, or SDF records when :obj:`kind` is
+        :obj:`"sdf"`); returns their predictions in input order."""
+        smiles: list[str] = list(molecules)
+        outputs: list[tuple[Any, Optional[str]]] = \
+            [(None, None)] * len(smiles)
+        graphs: list[Graph] = []
+        positions: list[int] = []
+        for i, molecule in enumerate(molecules):
+            try:
+                if kind != SMILES:
+                    smiles[i] = ''
+                    smiles[i] = sdf_record_to_smiles(molecule)
+                graphs.append(self._prepare(smiles[i]))
+                positions.append(i)
+            except FeaturizationError as error:
+                outputs[i] = (None, str(error))
+            except Exception as error:  # One bad molecule never stops the rest.
+                outputs[i] = (None, f"SMILES {smiles[i]!r} could not be "
+                                    f"featurized ({type(error).__name__}: "
+                                    f"{error})")
+        # Stable sort by size: each batch holds molecules of similar size.
+        order = sorted(range(len(graphs)), key=lambda k: graphs[k][0].shape[0])
+        with torch.inference_mode():
+            for start in range(0, len(order), batch_size):
+                members = order[start:start + batch_size]
+                for k, output in zip(members, self._run_batch(
+                        [graphs[k] for k in members])):
+                    outputs[positions[k]] = output
+        return [Prediction(s, value, error)
+                for s, (value, error) in zip(smiles, outputs)]
+
+    def _prepare(self, smiles: str) -> Graph:
+        return prepare_graph(smiles, self.featurizer_name, self.max_nodes)
+
+    def _run_batch(self, graphs: list[Graph]
+                   ) -> list[tuple[Any, Optional[str]]]:
+        try:
+            batch = collate(graphs).to(self.device)
+            if self.device.type == 'cpu':
+                with _single_thread():
+                    out = self.model(batch)
+            else:
+                out = self.model(batch)
+        except (ValueError, IndexError, RuntimeError) as error:
+            if len(graphs) == 1:
+                message = str(error).splitlines()[0] if str(error) else \
+                    type(error).__name__
+                return [(None, f"The model could not predict this molecule "
+                               f"({message})")]
+            # Find the molecule(s) at fault; the others still get values.
+            return [output for graph in graphs
+                    for output in self._run_batch([graph])]
+        return [(value, None) for value in self._postprocess(out)]
+
+    def _postprocess(self, out: torch.Tensor) -> list[Any]:
+        out = out.detach().to('cpu', torch.float64)
+        if self.task == 'binary':
+            out = torch.sigmoid(out)
+        else:
+            out = out * self.target_std + self.target_mean
+        if out.size(1) == 1:
+            return out.view(-1).tolist()
+        return [tuple(row) for row in out.tolist()]
+
+
+@contextlib.contextmanager
+def _single_thread():
+    r"""Runs the block with one intra-op thread. A second thread speeds this
+    small model (80 channels, a few dozen tokens per graph) up by about a
+    tenth on idle cores, and slows it down ten times or more when the cores
+    are shared with other processes (measured: 1,328 molecules/s on one
+    thread, 57 on two, on this project's busy 2-core machine); several cores
+    are used by worker processes instead (see
+    :mod:`~graphormer_sepnorm.predict.workers`)."""
+    threads = torch.get_num_threads()
+    if threads == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
