@@ -16,9 +16,10 @@ Two things differ from ``chemprop train``, both to match our protocol:
   split (ZINC: MAE, MolHIV: ROC-AUC) instead of the validation loss;
 * the test split is predicted once, with the selected model, at the end.
 
-Metrics are ours: MAE in original units, and OGB's
-:class:`~ogb.graphproppred.Evaluator` for MolHIV, on the molecules RDKit
-parses (see :mod:`~graphormer_sepnorm.baselines.molecule_splits`).
+Metrics are ours (:mod:`~graphormer_sepnorm.training.metrics`): MAE in
+original units, and for MolHIV the ROC-AUC, equal to OGB's
+:class:`~ogb.graphproppred.Evaluator` (to float32 precision), on the
+molecules RDKit parses (see :mod:`~graphormer_sepnorm.baselines.molecule_splits`).
 """
 from __future__ import annotations
 

@@ -111,5 +111,6 @@ def test_molhiv_drops_rejected_smiles_and_scores_with_ogb(tmp_path):
     expected = Evaluator('ogbg-molhiv').eval(
         {'y_true': y_true, 'y_pred': y_pred})['rocauc']
     assert results['metric'] == 'rocauc'
+    # torchmetrics returns the AUC in float32: equal to OGB's to 1e-6.
     assert math.isclose(results['test_metric_at_best_val'], expected,
-                        rel_tol=1e-12)
+                        rel_tol=1e-6)
