@@ -35,8 +35,15 @@ def main(argv=None) -> int:
                         'benchmarks/results/tuning): writes TRIALS.md there')
     args = parser.parse_args(argv)
     try:
-        groups = group_runs(load_runs(args.runs))
         trial_runs = load_runs(args.tuning) if args.tuning else None
+        if trial_runs is not None and not Path(args.runs).exists():
+            # Tuning comes before the final runs: its table alone is useful.
+            (Path(args.tuning) / 'TRIALS.md').write_text(
+                trials_table(trial_runs))
+            print(f'wrote {Path(args.tuning) / "TRIALS.md"}; no final runs '
+                  f'in {args.runs} yet, so no results table')
+            return 0
+        groups = group_runs(load_runs(args.runs))
     except FileNotFoundError as error:
         print(f'error: {error}', file=sys.stderr)
         return 2

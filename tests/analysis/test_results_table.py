@@ -142,3 +142,17 @@ def test_missing_runs_folder_is_a_clear_error(tmp_path):
         [sys.executable, str(REPO / 'scripts/results_table.py'), '--runs',
          str(tmp_path / 'none')], capture_output=True, text=True)
     assert result.returncode == 2 and 'No run directory' in result.stderr
+
+
+def test_tuning_table_alone_before_any_final_run(tmp_path):
+    tuning = tmp_path / 'tuning'
+    write_run(tuning, '5e-4/sep', 'zinc_subset', 'sep', 0, None, 0.5,
+              trial='5e-4')
+    result = subprocess.run(
+        [sys.executable, str(REPO / 'scripts/results_table.py'), '--runs',
+         str(tmp_path / 'none'), '--tuning', str(tuning), '--output',
+         str(tmp_path / 'RESULTS.md')], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert '| 5e-4 | `optim.lr=5e-4`' in (tuning / 'TRIALS.md').read_text()
+    assert not (tmp_path / 'RESULTS.md').exists()
+    assert 'no results table' in result.stdout
