@@ -5,13 +5,19 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
 __all__ = ['Prediction', 'PredictionError', 'PREDICTION_COLUMN',
-           'ERROR_COLUMN', 'prediction_columns', 'format_value',
+           'ERROR_COLUMN', 'STD_SUFFIX', 'prediction_columns',
+           'output_columns', 'molecule_values', 'format_value',
            'value_fields']
 
 #: Output column holding the prediction of a single-output model.
 PREDICTION_COLUMN = 'prediction'
 #: Output column holding the per-row error message (empty when predicted).
 ERROR_COLUMN = 'error'
+#: Ending of the column beside each prediction column that holds the spread
+#: of an ensemble's members (:obj:`prediction_std`).
+STD_SUFFIX = '_std'
+
+Value = Optional[Union[float, tuple[float, ...]]]
 
 
 class PredictionError(ValueError):
@@ -29,30 +35,56 @@ class Prediction:
             RDKit writes for the record).
         value (float, optional): Regression: the property in the units of the
             training targets; binary: the probability of the positive class.
-            A tuple of floats for models with several outputs. :obj:`None`
+            A tuple of floats for models with several outputs. For an
+            ensemble, the mean over its members of these values. :obj:`None`
             if the molecule could not be predicted.
         error (str, optional): Why the molecule could not be predicted;
             :obj:`None` if it was.
+        std (float, optional): For an ensemble, the spread of its members'
+            values around :obj:`value`: their population standard deviation
+            (divided by the number of members, not one less), in the units
+            of :obj:`value`; a tuple like :obj:`value` for several outputs.
+            :obj:`None` for a single model or a molecule not predicted.
     """
     smiles: str
-    value: Optional[Union[float, tuple[float, ...]]] = None
+    value: Value = None
     error: Optional[str] = None
+    std: Value = None
 
     @property
     def ok(self) -> bool:
         r""":obj:`True` if the molecule was predicted."""
         return self.error is None
 
-    def as_dict(self, columns: Sequence[str] = (PREDICTION_COLUMN, )
-                ) -> dict[str, Any]:
+    def as_dict(self, columns: Sequence[str] = (PREDICTION_COLUMN, ),
+                with_std: bool = False) -> dict[str, Any]:
         r"""``{'smiles': ..., <column>: value or None, ..., 'error': message
         or None}``, one key per model output named in :obj:`columns`
         (:attr:`Predictor.prediction_columns`; default:
-        :obj:`("prediction",)`)."""
-        values = (self.value if isinstance(self.value, tuple) else
-                  (self.value, ) * len(columns))
-        return {'smiles': self.smiles, **dict(zip(columns, values)),
+        :obj:`("prediction",)`), each followed by ``<column>_std`` if
+        :obj:`with_std` (:attr:`Predictor.with_std`; default:
+        :obj:`False`)."""
+        return {'smiles': self.smiles,
+                **dict(zip(output_columns(columns, with_std),
+                           self.outputs(len(columns), with_std))),
                 ERROR_COLUMN: self.error}
+
+    def outputs(self, num_outputs: int, with_std: bool = False
+                ) -> list[Optional[float]]:
+        r"""The value of each of the :obj:`num_outputs` outputs, each
+        followed by its :obj:`std` if :obj:`with_std` (default:
+        :obj:`False`), in the order of :func:`output_columns`; :obj:`None`
+        for each if the molecule was not predicted."""
+        values = _per_output(self.value, num_outputs)
+        if not with_std:
+            return values
+        stds = _per_output(self.std, num_outputs)
+        return [x for pair in zip(values, stds) for x in pair]
+
+
+def _per_output(value: Value, num_outputs: int) -> list[Optional[float]]:
+    return list(value) if isinstance(value, tuple) else \
+        [value] * num_outputs
 
 
 def prediction_columns(num_outputs: int,
@@ -85,16 +117,41 @@ def prediction_columns(num_outputs: int,
     return [f'{PREDICTION_COLUMN}_{k + 1}' for k in range(num_outputs)]
 
 
+def output_columns(columns: Sequence[str],
+                   with_std: bool = False) -> list[str]:
+    r"""The columns written for each molecule: the prediction columns,
+    each followed by ``<column>_std`` if :obj:`with_std` (ensembles; the
+    two stay side by side however many outputs the model has).
+
+    Args:
+        columns (list of str): The prediction columns (see
+            :func:`prediction_columns`).
+        with_std (bool, optional): Add the std columns.
+            (default: :obj:`False`)
+    """
+    if not with_std:
+        return list(columns)
+    return [name for column in columns
+            for name in (column, column + STD_SUFFIX)]
+
+
+def molecule_values(table: Sequence[Sequence[float]]) -> list[Value]:
+    r"""The :attr:`Prediction.value` (or :attr:`Prediction.std`) of each
+    row of :obj:`table`, one row per molecule and one column per model
+    output: a float for one output, a tuple for several."""
+    return [row[0] if len(row) == 1 else tuple(row) for row in table]
+
+
 def format_value(value: Optional[float]) -> str:
     r"""One prediction as CSV text: the shortest decimal that reads back as
     the same float, empty for :obj:`None`."""
     return '' if value is None else repr(float(value))
 
 
-def value_fields(prediction: Prediction, num_outputs: int) -> list[str]:
+def value_fields(prediction: Prediction, num_outputs: int,
+                 with_std: bool = False) -> list[str]:
     r"""The CSV text of :obj:`prediction`'s values, one per prediction
-    column (empty ones on error)."""
-    values = prediction.value
-    if not isinstance(values, tuple):
-        values = (values, ) * num_outputs
-    return [format_value(v) for v in values]
+    column, each followed by its std if :obj:`with_std` (default:
+    :obj:`False`); empty ones on error. See :meth:`Prediction.outputs`."""
+    return [format_value(v)
+            for v in prediction.outputs(num_outputs, with_std)]

@@ -16,8 +16,9 @@ import torch
 from ..checkpoint import (CheckpointError, ModelCard, load_model,
                           resolve_model_file)
 from ..data.featurize import FeaturizationError, get_featurizer
-from .graphs import Graph, collate, prepare_graph
-from .prediction import Prediction, PredictionError, prediction_columns
+from .graphs import Graph, GraphBatch, collate, prepare_graph
+from .prediction import (Prediction, PredictionError, molecule_values,
+                         output_columns, prediction_columns)
 from .readers import SMILES, sdf_record_to_smiles
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -88,6 +89,7 @@ class Predictor:
         self.source = source
         self.featurizer_name = card.featurizer.strip().lower()
         self.max_nodes = int(model.max_nodes)
+        self.num_outputs = int(model.out_channels)
         self.task = card.task
         # One value per target (a float in single-target model cards).
         self.target_mean = torch.tensor(card.target_mean,
@@ -158,8 +160,26 @@ class Predictor:
         r"""The output columns of the predictions, one per model output:
         the training CSV's target names, or :obj:`prediction` (see
         :func:`~graphormer_sepnorm.predict.prediction_columns`)."""
-        return prediction_columns(int(self.model.out_channels),
-                                  self.card.target_names)
+        return prediction_columns(self.num_outputs, self.card.target_names)
+
+    @property
+    def with_std(self) -> bool:
+        r"""Whether predictions carry :attr:`Prediction.std`, the spread
+        across the members of an ensemble (:obj:`False` here)."""
+        return False
+
+    @property
+    def output_columns(self) -> list[str]:
+        r"""The columns written for each molecule: the
+        :attr:`prediction_columns`, each followed by ``<column>_std`` if
+        :attr:`with_std`."""
+        return output_columns(self.prediction_columns, self.with_std)
+
+    @property
+    def columns_description(self) -> str:
+        r"""What the output columns hold, for messages."""
+        return (f"{', '.join(self.prediction_columns)} = "
+                f"{self.value_description}")
 
     @property
     def fingerprint(self) -> str:
@@ -230,9 +250,8 @@ class Predictor:
                       num_workers: Optional[int] = None
                       ) -> list[dict[str, Any]]:
         r"""Like :meth:`predict`, as a list of dicts with keys
-        :obj:`smiles`, one per :attr:`prediction_columns` and
-        :obj:`error`."""
-        return [p.as_dict(self.prediction_columns)
+        :obj:`smiles`, one per :attr:`output_columns` and :obj:`error`."""
+        return [p.as_dict(self.prediction_columns, self.with_std)
                 for p in self.predict(smiles, batch_size, num_workers)]
 
     def predict_file(self, input_path: PathLike, output_path: PathLike,
@@ -266,8 +285,8 @@ class Predictor:
         molecules (SMILES strings, or SDF records when :obj:`kind` is
         :obj:`"sdf"`); returns their predictions in input order."""
         smiles: list[str] = list(molecules)
-        outputs: list[tuple[Any, Optional[str]]] = \
-            [(None, None)] * len(smiles)
+        # The fields of each molecule's Prediction besides its SMILES.
+        outputs: list[dict[str, Any]] = [{}] * len(smiles)
         graphs: list[Graph] = []
         positions: list[int] = []
         for i, molecule in enumerate(molecules):
@@ -278,11 +297,11 @@ class Predictor:
                 graphs.append(self._prepare(smiles[i]))
                 positions.append(i)
             except FeaturizationError as error:
-                outputs[i] = (None, str(error))
+                outputs[i] = {'error': str(error)}
             except Exception as error:  # One bad molecule never stops the rest.
-                outputs[i] = (None, f"SMILES {smiles[i]!r} could not be "
-                                    f"featurized ({type(error).__name__}: "
-                                    f"{error})")
+                outputs[i] = {'error': f"SMILES {smiles[i]!r} could not be "
+                                       f"featurized ({type(error).__name__}: "
+                                       f"{error})"}
         # Stable sort by size: each batch holds molecules of similar size.
         order = sorted(range(len(graphs)), key=lambda k: graphs[k][0].shape[0])
         with torch.inference_mode():
@@ -291,41 +310,41 @@ class Predictor:
                 for k, output in zip(members, self._run_batch(
                         [graphs[k] for k in members])):
                     outputs[positions[k]] = output
-        return [Prediction(s, value, error)
-                for s, (value, error) in zip(smiles, outputs)]
+        return [Prediction(s, **fields) for s, fields in zip(smiles, outputs)]
 
     def _prepare(self, smiles: str) -> Graph:
         return prepare_graph(smiles, self.featurizer_name, self.max_nodes)
 
-    def _run_batch(self, graphs: list[Graph]
-                   ) -> list[tuple[Any, Optional[str]]]:
+    def _run_batch(self, graphs: list[Graph]) -> list[dict[str, Any]]:
         try:
             batch = collate(graphs).to(self.device)
-            if self.device.type == 'cpu':
-                with _single_thread():
-                    out = self.model(batch)
-            else:
-                out = self.model(batch)
+            with (_single_thread() if self.device.type == 'cpu'
+                  else contextlib.nullcontext()):
+                return self._outputs(batch)
         except (ValueError, IndexError, RuntimeError) as error:
             if len(graphs) == 1:
                 message = str(error).splitlines()[0] if str(error) else \
                     type(error).__name__
-                return [(None, f"The model could not predict this molecule "
-                               f"({message})")]
+                return [{'error': f"The model could not predict this "
+                                  f"molecule ({message})"}]
             # Find the molecule(s) at fault; the others still get values.
             return [output for graph in graphs
                     for output in self._run_batch([graph])]
-        return [(value, None) for value in self._postprocess(out)]
 
-    def _postprocess(self, out: torch.Tensor) -> list[Any]:
-        out = out.detach().to('cpu', torch.float64)
+    def _outputs(self, batch: GraphBatch) -> list[dict[str, Any]]:
+        r"""The :class:`Prediction` fields of each molecule of
+        :obj:`batch`."""
+        return [{'value': value}
+                for value in molecule_values(self._values(batch).tolist())]
+
+    def _values(self, batch: GraphBatch) -> torch.Tensor:
+        r"""The model's predictions for :obj:`batch` as float64 on CPU,
+        :obj:`[num_graphs, num_outputs]`, in the units of
+        :attr:`Prediction.value`."""
+        out = self.model(batch).detach().to('cpu', torch.float64)
         if self.task == 'binary':
-            out = torch.sigmoid(out)
-        else:
-            out = out * self.target_std + self.target_mean
-        if out.size(1) == 1:
-            return out.view(-1).tolist()
-        return [tuple(row) for row in out.tolist()]
+            return torch.sigmoid(out)
+        return out * self.target_std + self.target_mean
 
 
 @contextlib.contextmanager
