@@ -30,15 +30,23 @@ def build_parser() -> argparse.ArgumentParser:
         'Graphormer-SepNorm model, from a few molecules to screening '
         'libraries of any size (streamed, resumable, shardable). Regression '
         'models give the property in the units of their training targets; '
-        'binary models give the probability of the positive class.',
+        'binary models give the probability of the positive class. Several '
+        '--checkpoint paths make an ensemble: their mean, plus a '
+        '<column>_std column per prediction column.',
         epilog='Per-molecule errors go to the "error" column (exit status '
         '0); a bad argument, a missing/incompatible checkpoint, an '
         'unreadable input or an unwritable output exits with status 2 and '
         'a one-line message, before any prediction.')
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument('--checkpoint', metavar='PATH',
+    source.add_argument('--checkpoint', nargs='+', metavar='PATH',
                         help='model.safetensors written by scripts/train.py, '
-                        'or its run directory')
+                        'or its run directory. Several: an ensemble of '
+                        'models with the same featurizer, task, targets and '
+                        'max_nodes, whose values are averaged (regression: '
+                        'in the units of the targets; binary: the '
+                        'probabilities), with a <column>_std column beside '
+                        'each prediction column: the population standard '
+                        'deviation across the models')
     source.add_argument('--model', metavar='NAME',
                         choices=sorted(BUNDLED_MODELS),
                         help=f'a bundled model: {models}')
@@ -58,16 +66,18 @@ def build_parser() -> argparse.ArgumentParser:
                         'SMILES (default: smiles)')
     parser.add_argument('--output', metavar='CSV',
                         help='write the predictions to this .csv or .csv.gz '
-                        '(input columns + prediction + error, one row per '
-                        'input molecule in input order, flushed chunk by '
-                        'chunk; its folder is created if needed; a '
-                        '.meta.json record goes beside it). Default: CSV on '
-                        'standard output for --input, a table for --smiles')
+                        '(input columns + prediction [+ prediction_std] + '
+                        'error, one row per input molecule in input order, '
+                        'flushed chunk by chunk; its folder is created if '
+                        'needed; a .meta.json record goes beside it). '
+                        'Default: CSV on standard output for --input, a '
+                        'table for --smiles')
     parser.add_argument('--resume', action='store_true',
                         help='continue an interrupted --output: keep its '
                         'complete rows, predict the rest (refused if it '
-                        'comes from another input, model or options; '
-                        'starts anew if the file does not exist)')
+                        'comes from another input, model, set of ensemble '
+                        'models or options; starts anew if the file does '
+                        'not exist)')
     parser.add_argument('--shard', metavar='K/N',
                         help='predict only shard K of N (a deterministic 1/N '
                         'of the rows); merge the shards with '
@@ -77,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
                         'best first, with their input row number')
     parser.add_argument('--by', metavar='COLUMN',
                         help='prediction column that ranks --top (e.g. '
-                        'prediction)')
+                        'prediction; for an ensemble, the mean)')
     parser.add_argument('--ascending', action='store_true',
                         help='with --top: lower values are better (default: '
                         'higher)')
@@ -133,8 +143,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.output is not None:
             check_output_path(args.output)
         if args.checkpoint is not None:
-            predictor = Predictor.from_checkpoint(args.checkpoint,
-                                                  device=args.device)
+            predictor = Predictor.from_checkpoints(args.checkpoint,
+                                                   device=args.device)
         else:
             predictor = Predictor.from_bundled(args.model, device=args.device)
         if args.smiles is not None:
@@ -166,22 +176,20 @@ def _predict_smiles(predictor, args) -> int:
                                     num_workers=args.num_workers,
                                     chunk_size=args.chunk_size)
     failed = sum(not p.ok for p in predictions)
-    columns = predictor.prediction_columns
-    rows = [[p.smiles] + value_fields(p, len(columns)) + [p.error or '']
+    rows = [[p.smiles] + value_fields(p, predictor.num_outputs,
+                                      predictor.with_std) + [p.error or '']
             for p in predictions]
-    header = ['smiles'] + columns + [ERROR_COLUMN]
+    header = ['smiles'] + predictor.output_columns + [ERROR_COLUMN]
     if args.output is not None:
         writer = CsvWriter(args.output, header)
         writer.write_rows(rows)
         writer.close()
         print(f'Wrote {len(rows)} rows to {args.output} '
               f'({len(rows) - failed} predicted, {failed} with an error); '
-              f"{', '.join(predictor.prediction_columns)} = "
-              f'{predictor.value_description}', file=sys.stderr)
+              f'{predictor.columns_description}', file=sys.stderr)
     else:
         print(_format_table(header, rows))
-        print(f"# {', '.join(predictor.prediction_columns)} = "
-              f'{predictor.value_description}; {failed} of '
+        print(f'# {predictor.columns_description}; {failed} of '
               f'{len(rows)} molecules with an error', file=sys.stderr)
     return 0
 
@@ -215,9 +223,7 @@ def _summary_line(summary, predictor, by: Optional[str]) -> str:
             if summary.kept else '')
     return (f'{what} ({summary.predicted:,} predicted, {summary.failed:,} '
             f'with an error{kept}) in {summary.seconds:.1f} s ({rate:,.0f} '
-            f'molecules/s); '
-            f"{', '.join(predictor.prediction_columns)} = "
-            f'{predictor.value_description}')
+            f'molecules/s); {predictor.columns_description}')
 
 
 def _fail(message: str) -> int:

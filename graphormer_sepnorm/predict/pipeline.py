@@ -86,13 +86,15 @@ def predict_file(predictor: 'Predictor', input_path: PathLike,
 
     The output holds the input's columns (SMILES files: :obj:`smiles`,
     :obj:`name`; SDF: :obj:`name`, :obj:`smiles`), one column per model
-    output (:obj:`prediction` for one) and :obj:`error`, one row per input
-    row, in input order. Beside it, ``<output>.meta.json`` records the
-    input, model and options (see
+    output (:obj:`prediction` for one; for an ensemble, each followed by
+    its ``<column>_std``) and :obj:`error`, one row per input row, in input
+    order. Beside it, ``<output>.meta.json`` records the input, model (every
+    member of an ensemble) and options (see
     :mod:`~graphormer_sepnorm.predict.run_record`).
 
     Args:
-        predictor (Predictor): The model.
+        predictor (Predictor): The model, or an
+            :class:`~graphormer_sepnorm.predict.EnsemblePredictor`.
         input_path (str or Path): A :obj:`.csv`, :obj:`.tsv`, :obj:`.smi`
             or :obj:`.sdf` file, each optionally :obj:`.gz`, or :obj:`"-"`
             for standard input (see
@@ -126,7 +128,8 @@ def predict_file(predictor: 'Predictor', input_path: PathLike,
             column :obj:`by`, best first, with their input row number in a
             :obj:`row` column. (default: :obj:`None`)
         by (str, optional): The prediction column that ranks molecules for
-            :obj:`top`. (default: :obj:`None`)
+            :obj:`top` (for an ensemble: the members' mean, not a
+            ``_std`` column). (default: :obj:`None`)
         ascending (bool, optional): With :obj:`top`, lower values are
             better. (default: :obj:`False`)
         progress (bool, optional): Show a progress bar (molecules/s, ETA)
@@ -166,7 +169,7 @@ def predict_file(predictor: 'Predictor', input_path: PathLike,
         rows = chain([first], rows)
         # Input columns named as an output are replaced by it (as chemprop
         # writes predictions into the target columns of its input).
-        outputs = predictor.prediction_columns + [ERROR_COLUMN]
+        outputs = predictor.output_columns + [ERROR_COLUMN]
         columns = [c for c in reader.columns if c not in outputs] + outputs
         record = RunRecord(
             input_name=reader.name, input_sha256=input_sha256,
@@ -242,7 +245,7 @@ class _Run:
         self.chunk_size = chunk_size
         self.shard = shard
         self.top, self.score_index = ranking or (None, 0)
-        outputs = set(predictor.prediction_columns) | {ERROR_COLUMN}
+        outputs = set(predictor.output_columns) | {ERROR_COLUMN}
         #: Positions of the input fields that pass through to the output.
         self.passed_fields = [i for i, c in enumerate(reader.columns)
                               if c not in outputs]
@@ -305,7 +308,8 @@ class _Run:
             if self.reader.kind == SDF:
                 row[self.reader.smiles_index] = p.smiles
             row = [row[i] for i in self.passed_fields]
-            row += value_fields(p, len(self.predictor.prediction_columns))
+            row += value_fields(p, self.predictor.num_outputs,
+                                self.predictor.with_std)
             if p.ok:
                 self.summary.predicted += 1
             else:

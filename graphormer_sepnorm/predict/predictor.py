@@ -36,7 +36,9 @@ class Predictor:
 
     Build it with :meth:`from_checkpoint` or :meth:`from_bundled` (or
     directly from a model in evaluation mode and its
-    :class:`~graphormer_sepnorm.checkpoint.ModelCard`).
+    :class:`~graphormer_sepnorm.checkpoint.ModelCard`), or an ensemble of
+    several models with :meth:`from_checkpoints` (see
+    :class:`~graphormer_sepnorm.predict.EnsemblePredictor`).
 
     Every input molecule gets one :class:`Prediction`, in input order: its
     value (regression: the property in the units of the training targets,
@@ -118,6 +120,42 @@ class Predictor:
         path = resolve_model_file(path)
         model, card = load_model(path, map_location='cpu')
         return cls(model, card, device=device, source=str(path))
+
+    @classmethod
+    def from_checkpoints(cls, paths: Sequence[PathLike],
+                         device: Union[str, torch.device] = 'cpu'
+                         ) -> 'Predictor':
+        r"""Loads one checkpoint or an ensemble of several, each a file or
+        a run directory as for :meth:`from_checkpoint`.
+
+        One path gives the same :class:`Predictor` as
+        :meth:`from_checkpoint`; several give an
+        :class:`~graphormer_sepnorm.predict.EnsemblePredictor` that averages
+        their predictions and reports their spread.
+
+        Args:
+            paths (list of str or Path): The checkpoints, at least one, each
+                once.
+            device (str or torch.device, optional): Where the models run.
+                (default: :obj:`"cpu"`)
+
+        Raises:
+            CheckpointError: If a checkpoint cannot be loaded, or several
+                do not fit together (see
+                :class:`~graphormer_sepnorm.predict.EnsemblePredictor`).
+        """
+        from .ensemble import EnsemblePredictor
+
+        if isinstance(paths, (str, Path)):
+            raise PredictionError(
+                "from_checkpoints() takes a list of checkpoints; wrap a "
+                "single path in a list or use from_checkpoint()")
+        if not paths:
+            raise PredictionError('Give at least one checkpoint')
+        # Members are single models, whichever class this is called on.
+        members = [Predictor.from_checkpoint(path, device) for path in paths]
+        return members[0] if len(members) == 1 else \
+            EnsemblePredictor(members)
 
     @classmethod
     def from_bundled(cls, name: str, device: Union[str, torch.device] = 'cpu',

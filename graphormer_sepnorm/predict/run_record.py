@@ -5,7 +5,8 @@ which input, model and options produced it and whether it is complete.
 model or set of options started, and the merge of shards to check that the
 parts belong together and are complete. The input is identified by the
 SHA-256 of its bytes, the model by
-:attr:`~graphormer_sepnorm.predict.Predictor.fingerprint`.
+:attr:`~graphormer_sepnorm.predict.Predictor.fingerprint` (for an ensemble,
+every member's, in order: continuing with other members is refused).
 """
 from __future__ import annotations
 

@@ -4,8 +4,8 @@ processes, with a bounded number of chunks in flight.
 On a CPU with several cores, chunks are predicted end to end by worker
 processes with one thread each: featurization is Python-bound and a 12-layer
 model with 80 channels uses a second thread poorly, so data parallelism uses
-the cores best. The workers are forked from the process holding the model,
-which they share copy-on-write.
+the cores best. The workers are forked from the process holding the model
+(every member of an ensemble), which they share copy-on-write.
 """
 from __future__ import annotations
 

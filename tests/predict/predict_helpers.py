@@ -58,10 +58,22 @@ def small_model(seed: int, **kwargs) -> GraphormerSepNorm:
     return model.eval()
 
 
-def save_zinc_model(path: Path, seed: int = 0, **kwargs) -> Path:
-    model = small_model(seed, max_nodes=MAX_NODES, **kwargs)
-    save_model(path, model, ModelCard({}, 'zinc', 'regression', MEAN, STD,
-                                      'zinc_subset'))
+def save_zinc_model(path: Path, seed: int = 0, task: str = 'regression',
+                    mean: float = MEAN, std: float = STD,
+                    target_names: tuple = (), **kwargs) -> Path:
+    model = small_model(seed, **{'max_nodes': MAX_NODES, **kwargs})
+    save_model(path, model, ModelCard({}, 'zinc', task, mean, std,
+                                      'zinc_subset',
+                                      target_names=list(target_names)))
+    return path
+
+
+def save_ogb_model(path: Path, seed: int = 1) -> Path:
+    from ogb.utils.features import (get_atom_feature_dims,
+                                    get_bond_feature_dims)
+    model = small_model(seed, atom_vocab_sizes=get_atom_feature_dims(),
+                        bond_vocab_sizes=get_bond_feature_dims())
+    save_model(path, model, ModelCard({}, 'ogb', 'binary', dataset='molhiv'))
     return path
 
 
@@ -73,13 +85,20 @@ def zinc_ckpt(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope='module')
 def ogb_ckpt(tmp_path_factory) -> Path:
-    from ogb.utils.features import (get_atom_feature_dims,
-                                    get_bond_feature_dims)
-    model = small_model(1, atom_vocab_sizes=get_atom_feature_dims(),
-                        bond_vocab_sizes=get_bond_feature_dims())
-    path = tmp_path_factory.mktemp('ogb') / 'model.safetensors'
-    save_model(path, model, ModelCard({}, 'ogb', 'binary', dataset='molhiv'))
-    return path
+    return save_ogb_model(tmp_path_factory.mktemp('ogb') /
+                          'model.safetensors')
+
+
+@pytest.fixture(scope='module')
+def zinc_members(tmp_path_factory) -> list[Path]:
+    """Three ZINC regression models for an ensemble, each with its own
+    target normalization (so that averaging the models' outputs before
+    mapping them back would give other values)."""
+    folder = tmp_path_factory.mktemp('members')
+    return [save_zinc_model(folder / f'member{seed}.safetensors', seed=seed,
+                            mean=mean, std=std)
+            for seed, mean, std in ((10, 1.5, 2.0), (11, -3.0, 0.5),
+                                    (12, 0.25, 4.0))]
 
 
 @pytest.fixture(scope='module')

@@ -11,13 +11,13 @@ import torch
 from safetensors.torch import save_file
 
 from graphormer_sepnorm.bundled import ENV_VAR
-from graphormer_sepnorm.predict import cli
+from graphormer_sepnorm.predict import Predictor, cli
 from graphormer_sepnorm.predict import predictor as predictor_module
 from graphormer_sepnorm.predict.run_record import record_path
 
 from predict_helpers import (PREDICT, one_thread, read_csv,  # noqa: F401
                              run_script, save_zinc_model, write_csv, zinc,
-                             zinc_ckpt, zinc_smiles)
+                             zinc_ckpt, zinc_members, zinc_smiles)
 from test_readers import GARBAGE_RECORD, sdf_text
 
 
@@ -143,6 +143,55 @@ def test_interrupted_run_says_how_to_continue(zinc_ckpt, zinc_smiles,
                      '--output', str(out)]) == 130
     err = capsys.readouterr().err
     assert err.startswith('error: interrupted') and '--resume' in err
+
+
+def test_ensemble_table_and_file(zinc_members, zinc_smiles, tmp_path,
+                                 capsys):
+    ensemble = Predictor.from_checkpoints(zinc_members)
+    smiles = ['CCO', 'c1ccccc1O', 'C1CC']
+    assert cli.main(['--checkpoint', *map(str, zinc_members),
+                     '--smiles', *smiles]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert lines[0].split() == ['smiles', 'prediction', 'prediction_std',
+                                'error']
+    for line, p in zip(lines[1:3], ensemble.predict(smiles)):
+        assert [float(x) for x in line.split()[1:3]] == pytest.approx(
+            [p.value, p.std], rel=1e-5)
+    assert 'could not be parsed' in lines[3]
+    assert ('prediction = mean over the 3 members of the regression value'
+            in captured.err)
+    assert ('prediction_std = the population standard deviation across the '
+            'members' in captured.err)
+    # A run directory is a member as well as its model.safetensors.
+    run = tmp_path / 'run'
+    run.mkdir()
+    (run / 'model.safetensors').write_bytes(zinc_members[2].read_bytes())
+    src = tmp_path / 'lib.smi'
+    src.write_text('\n'.join(zinc_smiles[:20]) + '\n')
+    out = tmp_path / 'out.csv'
+    assert cli.main(['--checkpoint', *map(str, zinc_members[:2]), str(run),
+                     '--input', str(src), '--output', str(out), '--quiet',
+                     '--num-workers', '0']) == 0
+    rows = read_csv(out)
+    assert list(rows[0]) == ['smiles', 'name', 'prediction',
+                             'prediction_std', 'error']
+    expected = ensemble.predict(zinc_smiles[:20], num_workers=0)
+    assert [(float(r['prediction']), float(r['prediction_std']))
+            for r in rows] == [(p.value, p.std) for p in expected]
+    record = json.loads(record_path(out).read_text())
+    assert record['model_fingerprint'] == ensemble.fingerprint
+    assert str(run / 'model.safetensors') in record['model_source']
+    assert 'prediction_std = ' in capsys.readouterr().err
+
+
+def test_ensemble_of_mismatching_checkpoints(zinc_members, tmp_path,
+                                             capsys):
+    odd = save_zinc_model(tmp_path / 'odd.safetensors', seed=3,
+                          task='binary')
+    _fails(['--checkpoint', zinc_members[0], odd, '--smiles', 'CCO'], capsys,
+           f"Ensemble member {odd} has task 'binary' but {zinc_members[0]} "
+           f"has 'regression'")
 
 
 # Bad input ###################################################################
