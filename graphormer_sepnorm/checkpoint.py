@@ -5,6 +5,10 @@ file: the model's state dict (weights and batch-norm running statistics) and,
 in the file's string metadata, JSON with everything needed to predict: the
 model configuration, the featurizer, the task and the target normalization,
 and the package version that wrote it.
+
+Floating-point tensors can be stored as float16, half the size (the bundled
+models are, see :mod:`graphormer_sepnorm.bundled`); :func:`load_model` always
+returns a float32 model.
 """
 import json
 from dataclasses import asdict, dataclass, field
@@ -22,6 +26,9 @@ FORMAT_NAME = 'graphormer-sepnorm'
 FORMAT_VERSION = 1
 
 PathLike = Union[str, Path]
+
+#: The dtypes :func:`save_model` can store floating-point tensors in.
+STORAGE_DTYPES = (torch.float32, torch.float16)
 
 
 class CheckpointError(ValueError):
@@ -64,28 +71,63 @@ class ModelCard:
     target_names: list[str] = field(default_factory=list)
 
 
-def save_model(path: PathLike, model: GraphormerSepNorm,
-               card: ModelCard) -> Path:
+def save_model(path: PathLike, model: GraphormerSepNorm, card: ModelCard,
+               dtype: torch.dtype = torch.float32) -> Path:
     r"""Writes :obj:`model` and its :class:`ModelCard` to one safetensors
-    file and returns its path."""
+    file and returns its path.
+
+    Args:
+        path (str or Path): The file to write (its folder is created).
+        model (GraphormerSepNorm): The model.
+        card (ModelCard): Its card (:obj:`model_config` is filled in).
+        dtype (torch.dtype, optional): How floating-point tensors are stored:
+            :obj:`torch.float32`, or :obj:`torch.float16` for half the file
+            size (each weight rounded to 11 significant bits; integer
+            buffers are stored as they are). :func:`load_model` returns a
+            float32 model either way. (default: :obj:`torch.float32`)
+
+    Raises:
+        ValueError: For an unknown task or :obj:`dtype`, or a tensor with
+            values outside the range of float16.
+    """
     if card.task not in ('regression', 'binary'):
         raise ValueError(f"task must be 'regression' or 'binary', got "
                          f"{card.task!r}")
+    if dtype not in STORAGE_DTYPES:
+        raise ValueError(f"dtype must be one of {STORAGE_DTYPES}, got "
+                         f"{dtype!r}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     card.model_config = dict(model.config)
     tensors = {
-        name: tensor.detach().cpu().contiguous()
+        name: _stored(name, tensor.detach().cpu().contiguous(), dtype)
         for name, tensor in model.state_dict().items()
     }
     metadata = {
         'format': FORMAT_NAME,
         'format_version': str(FORMAT_VERSION),
         'package_version': __version__,
+        'dtype': str(dtype).removeprefix('torch.'),
         'card': json.dumps(asdict(card)),
     }
     save_file(tensors, str(path), metadata=metadata)
     return path
+
+
+def _stored(name: str, tensor: torch.Tensor,
+            dtype: torch.dtype) -> torch.Tensor:
+    r""":obj:`tensor` as stored: floating-point tensors in :obj:`dtype`,
+    others (e.g. batch norm's :obj:`num_batches_tracked`) unchanged."""
+    if not tensor.is_floating_point() or tensor.dtype == dtype:
+        return tensor
+    stored = tensor.to(dtype)
+    # A finite weight that float16 cannot hold would load as inf.
+    if not torch.equal(stored.isfinite(), tensor.isfinite()):
+        raise ValueError(
+            f"{name} has values outside the range of {dtype} (largest "
+            f"magnitude {tensor.abs().max().item():.4g}); save it with "
+            f"dtype=torch.float32")
+    return stored
 
 
 def read_card(path: PathLike) -> tuple[ModelCard, dict[str, str]]:
@@ -128,7 +170,9 @@ def load_model(path: PathLike,
                map_location: Optional[Union[str, torch.device]] = 'cpu'
                ) -> tuple[GraphormerSepNorm, ModelCard]:
     r"""Loads a checkpoint written by :func:`save_model` (no pickle involved)
-    and returns the model in evaluation mode with its :class:`ModelCard`."""
+    and returns the model in evaluation mode with its :class:`ModelCard`.
+    The model is float32 whatever the stored dtype: float16 weights are cast
+    on load (exactly: every float16 is a float32)."""
     card, _ = read_card(path)
     try:
         model = GraphormerSepNorm.from_config(card.model_config)
@@ -137,7 +181,8 @@ def load_model(path: PathLike,
             f"{path}: its model configuration does not fit this version of "
             f"graphormer-sepnorm ({error})") from error
     device = 'cpu' if map_location is None else str(map_location)
-    state = load_file(str(path), device=device)
+    state = {name: tensor.float() if tensor.is_floating_point() else tensor
+             for name, tensor in load_file(str(path), device=device).items()}
     missing, unexpected = model.load_state_dict(state, strict=False)
     if missing or unexpected:
         raise CheckpointError(
