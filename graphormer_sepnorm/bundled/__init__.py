@@ -1,19 +1,24 @@
-r"""Registry of the trained models that can ship inside the package.
+r"""Registry of the trained models that ship inside the package.
 
-A bundled model is a checkpoint written by
-:func:`graphormer_sepnorm.checkpoint.save_model` and dropped into this folder
-under the file name registered below (``setup.cfg`` installs
-``bundled/*.safetensors`` as package data). Nothing else needs to change: a
-registered model whose file is present is available to
+A bundled model is one or more checkpoints, its *members*, written by
+:func:`graphormer_sepnorm.checkpoint.save_model` into this folder as
+``<name>_seed<seed>.safetensors`` (``setup.cfg`` installs
+``bundled/*.safetensors`` as package data): one member is one model, several
+are an ensemble, one per training seed. ``scripts/bundle_model.py``
+(:func:`graphormer_sepnorm.bundled.build.bundle_runs`) writes them from
+training run directories, stored as float16, with a model card saying what
+each member is and what it scores. Nothing else needs to change: a registered
+model with at least one member file is available to
 :meth:`graphormer_sepnorm.predict.Predictor.from_bundled` and to
-``scripts/predict.py --model NAME``; one whose file is absent raises
-:class:`BundledModelNotInstalled`, which says how to train it.
+``scripts/predict.py --model NAME``; one without raises
+:class:`BundledModelNotInstalled`, which says how to train and bundle it.
 
 The folder searched can be overridden with the environment variable
 ``GRAPHORMER_SEPNORM_BUNDLED_DIR`` (or the :obj:`directory` arguments below),
 for example to use models kept outside the installation.
 """
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
@@ -21,7 +26,8 @@ from typing import Optional, Union
 from ..checkpoint import CheckpointError
 
 __all__ = ['BundledModel', 'BUNDLED_MODELS', 'BundledModelNotInstalled',
-           'bundled_dir', 'bundled_model_path', 'get_bundled_model',
+           'BundledEnsembleNotSupported', 'bundled_dir', 'member_filename',
+           'bundled_model_paths', 'get_bundled_model',
            'available_bundled_models']
 
 #: Environment variable that replaces this folder as the place searched.
@@ -34,15 +40,17 @@ class BundledModel:
 
     Args:
         name (str): Name used by :obj:`--model` and
-            :meth:`~graphormer_sepnorm.predict.Predictor.from_bundled`.
-        filename (str): File name of the checkpoint in the bundled folder.
-        featurizer (str): Featurizer its model card must name.
-        task (str): Task its model card must name.
+            :meth:`~graphormer_sepnorm.predict.Predictor.from_bundled`; its
+            members are the files ``<name>_seed<seed>.safetensors``.
+        dataset (str): The dataset (config key :obj:`data.name`) its members
+            are trained on.
+        featurizer (str): Featurizer its model cards must name.
+        task (str): Task its model cards must name.
         description (str): What it predicts, for help texts.
         train_config (str): Training configuration that produces it.
     """
     name: str
-    filename: str
+    dataset: str
     featurizer: str
     task: str
     description: str
@@ -52,20 +60,25 @@ class BundledModel:
 #: The registered bundled models, by name.
 BUNDLED_MODELS: dict[str, BundledModel] = {
     'zinc': BundledModel(
-        name='zinc', filename='zinc_subset_sepnorm.safetensors',
-        featurizer='zinc', task='regression',
+        name='zinc', dataset='zinc_subset', featurizer='zinc',
+        task='regression',
         description='penalized logP (ZINC subset, regression, in the units '
         'of the dataset)', train_config='configs/zinc_subset_sepnorm.yaml'),
     'molhiv': BundledModel(
-        name='molhiv', filename='molhiv_sepnorm.safetensors',
-        featurizer='ogb', task='binary',
+        name='molhiv', dataset='molhiv', featurizer='ogb', task='binary',
         description='probability of HIV replication inhibition '
         '(ogbg-molhiv, binary)', train_config='configs/molhiv_sepnorm.yaml'),
 }
 
 
 class BundledModelNotInstalled(CheckpointError):
-    r"""A registered bundled model whose checkpoint file is not installed."""
+    r"""A registered bundled model without any member file installed."""
+
+
+class BundledEnsembleNotSupported(CheckpointError, NotImplementedError):
+    r"""A bundled model with several members (an ensemble), which
+    :meth:`~graphormer_sepnorm.predict.Predictor.from_bundled` cannot load
+    yet."""
 
 
 def bundled_dir(directory: Optional[Union[str, Path]] = None) -> Path:
@@ -88,30 +101,55 @@ def get_bundled_model(name: str) -> BundledModel:
     return BUNDLED_MODELS[key]
 
 
-def bundled_model_path(name: str,
-                       directory: Optional[Union[str, Path]] = None) -> Path:
-    r"""Path of the installed checkpoint of the bundled model :obj:`name`.
+def member_filename(name: str, seed: Union[int, str]) -> str:
+    r"""File name of the member of bundled model :obj:`name` trained with
+    :obj:`seed`."""
+    return f'{name}_seed{seed}.safetensors'
+
+
+def _member_paths(name: str, folder: Path) -> list[Path]:
+    r"""The member files of :obj:`name` in :obj:`folder`, by seed."""
+    pattern = re.compile(
+        rf'{re.escape(name)}_seed(0|[1-9]\d*)\.safetensors')
+    seeds = {}
+    if folder.is_dir():
+        for path in folder.iterdir():
+            match = pattern.fullmatch(path.name)
+            if match and path.is_file():
+                seeds[int(match.group(1))] = path
+    return [seeds[seed] for seed in sorted(seeds)]
+
+
+def bundled_model_paths(name: str,
+                        directory: Optional[Union[str, Path]] = None
+                        ) -> list[Path]:
+    r"""The member files of the bundled model :obj:`name`
+    (``<name>_seed<seed>.safetensors``), ordered by seed: one for a single
+    model, several for an ensemble.
 
     Raises:
         ValueError: If :obj:`name` is not registered.
-        BundledModelNotInstalled: If its file is not there (the message says
-            how to train the model and use it).
+        BundledModelNotInstalled: If there is no member file (the message
+            says how to train and bundle the model).
     """
     entry = get_bundled_model(name)
-    path = bundled_dir(directory) / entry.filename
-    if not path.is_file():
+    folder = bundled_dir(directory)
+    paths = _member_paths(entry.name, folder)
+    if not paths:
         raise BundledModelNotInstalled(
-            f"No bundled '{entry.name}' model is installed yet (expected "
-            f"{path}). Train one with `python scripts/train.py --config "
-            f"{entry.train_config}`, then predict with `--checkpoint "
-            f"runs/<run>/model.safetensors` (or copy that file to {path} to "
-            f"make `--model {entry.name}` work)")
-    return path
+            f"No bundled '{entry.name}' model is installed yet (no "
+            f"{member_filename(entry.name, '<seed>')} in "
+            f"{folder}). Train one with `python scripts/train.py --config "
+            f"{entry.train_config}` (configs/cpu/ on a CPU), then predict "
+            f"with `--checkpoint runs/<run>/model.safetensors`, or bundle it "
+            f"with `python scripts/bundle_model.py {entry.name} runs/<run>` "
+            f"to make `--model {entry.name}` work")
+    return paths
 
 
 def available_bundled_models(
         directory: Optional[Union[str, Path]] = None) -> list[str]:
-    r"""Names of the registered models whose checkpoint file is present."""
+    r"""Names of the registered models with at least one member file."""
     folder = bundled_dir(directory)
-    return [name for name, entry in BUNDLED_MODELS.items()
-            if (folder / entry.filename).is_file()]
+    return [name for name in BUNDLED_MODELS
+            if _member_paths(name, folder)]

@@ -168,11 +168,21 @@ class Predictor:
             ValueError: If :obj:`name` is not a registered model.
             BundledModelNotInstalled: If its checkpoint is not installed (the
                 message says how to train one).
+            BundledEnsembleNotSupported: If it has several members (an
+                ensemble), which cannot be loaded here yet.
         """
-        from ..bundled import bundled_model_path, get_bundled_model
+        from ..bundled import (BundledEnsembleNotSupported,
+                               bundled_model_paths, get_bundled_model)
 
         entry = get_bundled_model(name)
-        path = bundled_model_path(entry.name, directory)
+        paths = bundled_model_paths(entry.name, directory)
+        if len(paths) > 1:
+            raise BundledEnsembleNotSupported(
+                f"The bundled '{entry.name}' model is an ensemble of "
+                f"{len(paths)} members ({', '.join(p.name for p in paths)}) "
+                f"and ensemble prediction is not implemented yet; predict "
+                f"with one member: --checkpoint {paths[0]}")
+        path = paths[0]
         predictor = cls.from_checkpoint(path, device=device)
         card = predictor.card
         if (predictor.featurizer_name != entry.featurizer

@@ -293,7 +293,7 @@ def test_bundled_not_installed(tmp_path):
 
 
 def test_bundled_drop_in(zinc_ckpt, ogb_ckpt, tmp_path, monkeypatch):
-    (tmp_path / 'zinc_subset_sepnorm.safetensors').write_bytes(
+    (tmp_path / 'zinc_seed0.safetensors').write_bytes(
         zinc_ckpt.read_bytes())
     monkeypatch.setenv(ENV_VAR, str(tmp_path))
     assert available_bundled_models() == ['zinc']
@@ -301,11 +301,11 @@ def test_bundled_drop_in(zinc_ckpt, ogb_ckpt, tmp_path, monkeypatch):
     direct = Predictor.from_checkpoint(zinc_ckpt).predict(['CCO'])[0].value
     assert predictor.predict(['CCO'])[0].value == direct
     # A checkpoint of the wrong kind under a bundled name is refused.
-    (tmp_path / 'molhiv_sepnorm.safetensors').write_bytes(
+    (tmp_path / 'molhiv_seed0.safetensors').write_bytes(
         zinc_ckpt.read_bytes())
     with pytest.raises(CheckpointError, match="featurizer='zinc'"):
         Predictor.from_bundled('molhiv')
-    (tmp_path / 'molhiv_sepnorm.safetensors').write_bytes(
+    (tmp_path / 'molhiv_seed0.safetensors').write_bytes(
         ogb_ckpt.read_bytes())
     assert Predictor.from_bundled('molhiv').predict(['CCO'])[0].ok
 

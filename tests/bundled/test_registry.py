@@ -1,0 +1,67 @@
+"""The registry of bundled models: members by seed, the messages when none
+or several are installed."""
+import pytest
+
+from graphormer_sepnorm.bundled import (ENV_VAR, BundledEnsembleNotSupported,
+                                        BundledModelNotInstalled,
+                                        available_bundled_models,
+                                        bundled_model_paths, member_filename)
+from graphormer_sepnorm.checkpoint import CheckpointError, save_model
+from graphormer_sepnorm.predict import Predictor, cli
+
+from bundle_helpers import tiny_model, zinc_card
+
+
+def _member(folder, seed: int):
+    return save_model(folder / member_filename('zinc', seed), tiny_model(seed),
+                      zinc_card({'name': 'zinc_subset'}))
+
+
+def test_members_by_seed(tmp_path):
+    for seed in (10, 0, 2):
+        _member(tmp_path, seed)
+    # Not members: another name, a seed not written as bundle_runs writes it,
+    # no seed, a folder.
+    for name in ('zinc_subset_sepnorm.safetensors', 'zinc_seed01.safetensors',
+                 'zinc_seedx.safetensors', 'molhiv_seed0.json'):
+        (tmp_path / name).write_bytes(b'')
+    (tmp_path / 'zinc_seed3.safetensors').mkdir()
+    assert [p.name for p in bundled_model_paths('ZINC', tmp_path)] == [
+        'zinc_seed0.safetensors', 'zinc_seed2.safetensors',
+        'zinc_seed10.safetensors']
+    assert available_bundled_models(tmp_path) == ['zinc']
+    with pytest.raises(BundledModelNotInstalled):
+        bundled_model_paths('molhiv', tmp_path)
+
+
+def test_not_installed_says_how_to_train_and_bundle(tmp_path):
+    with pytest.raises(BundledModelNotInstalled) as exc:
+        bundled_model_paths('molhiv', tmp_path / 'absent')
+    message = str(exc.value)
+    assert 'molhiv_seed<seed>.safetensors' in message
+    assert ('python scripts/train.py --config configs/molhiv_sepnorm.yaml'
+            in message)
+    assert 'python scripts/bundle_model.py molhiv runs/<run>' in message
+    assert '--checkpoint runs/<run>/model.safetensors' in message
+    assert available_bundled_models(tmp_path / 'absent') == []
+
+
+def test_one_member_predicts_several_are_not_supported_yet(
+        tmp_path, monkeypatch, capsys):
+    path = _member(tmp_path, 0)
+    predictor = Predictor.from_bundled('zinc', directory=tmp_path)
+    assert predictor.source == str(path)
+    assert predictor.predict(['CCO'], num_workers=0)[0].ok
+    _member(tmp_path, 1)
+    with pytest.raises(BundledEnsembleNotSupported) as exc:
+        Predictor.from_bundled('zinc', directory=tmp_path)
+    assert isinstance(exc.value, NotImplementedError)
+    assert isinstance(exc.value, CheckpointError)
+    assert ('ensemble of 2 members (zinc_seed0.safetensors, '
+            'zinc_seed1.safetensors)') in str(exc.value)
+    # The command line prints it as one line, exit status 2.
+    monkeypatch.setenv(ENV_VAR, str(tmp_path))
+    assert cli.main(['--model', 'zinc', '--smiles', 'CCO']) == 2
+    error = capsys.readouterr().err
+    assert error.startswith('error: ') and error.count('\n') == 1
+    assert 'not implemented yet' in error
