@@ -38,7 +38,7 @@ def write_run(run_dir: Path, seed: int, final: bool = False,
     config.yaml and results.json, a final run (test metric recorded) or a
     tuning trial."""
     data = {'name': 'zinc_subset', 'root': 'data', 'raw_source': raw_source,
-            'max_nodes': 64, 'limit_train': None, 'limit_val': None,
+            'max_nodes': 512, 'limit_train': None, 'limit_val': None,
             'limit_test': None}
     run_dir.mkdir(parents=True)
     save_model(run_dir / 'model.safetensors',
