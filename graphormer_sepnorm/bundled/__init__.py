@@ -26,7 +26,7 @@ from typing import Optional, Union
 from ..checkpoint import CheckpointError
 
 __all__ = ['BundledModel', 'BUNDLED_MODELS', 'BundledModelNotInstalled',
-           'BundledEnsembleNotSupported', 'bundled_dir', 'member_filename',
+           'bundled_dir', 'member_filename',
            'bundled_model_paths', 'get_bundled_model',
            'available_bundled_models']
 
@@ -73,12 +73,6 @@ BUNDLED_MODELS: dict[str, BundledModel] = {
 
 class BundledModelNotInstalled(CheckpointError):
     r"""A registered bundled model without any member file installed."""
-
-
-class BundledEnsembleNotSupported(CheckpointError, NotImplementedError):
-    r"""A bundled model with several members (an ensemble), which
-    :meth:`~graphormer_sepnorm.predict.Predictor.from_bundled` cannot load
-    yet."""
 
 
 def bundled_dir(directory: Optional[Union[str, Path]] = None) -> Path:

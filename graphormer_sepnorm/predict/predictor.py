@@ -13,7 +13,7 @@ from typing import (TYPE_CHECKING, Any, Iterable, Iterator, Optional,
 
 import torch
 
-from ..checkpoint import (CheckpointError, ModelCard, load_model,
+from ..checkpoint import (CheckpointError, ModelCard, load_model, read_card,
                           resolve_model_file)
 from ..data.featurize import FeaturizationError, get_featurizer
 from .graphs import Graph, GraphBatch, collate, prepare_graph
@@ -162,37 +162,42 @@ class Predictor:
                      directory: Optional[PathLike] = None) -> 'Predictor':
         r"""Loads a bundled model, :obj:`"zinc"` (penalized logP) or
         :obj:`"molhiv"` (probability of HIV activity); see
-        :mod:`graphormer_sepnorm.bundled`.
+        :mod:`graphormer_sepnorm.bundled`. A model of several members (one
+        per training seed) loads as their ensemble, as
+        :meth:`from_checkpoints` does.
+
+        Args:
+            name (str): The registered name.
+            device (str or torch.device, optional): Where the models run.
+                (default: :obj:`"cpu"`)
+            directory (str or Path, optional): Folder of the member files
+                instead of the installed one (see
+                :func:`~graphormer_sepnorm.bundled.bundled_dir`).
+                (default: :obj:`None`)
 
         Raises:
             ValueError: If :obj:`name` is not a registered model.
-            BundledModelNotInstalled: If its checkpoint is not installed (the
-                message says how to train one).
-            BundledEnsembleNotSupported: If it has several members (an
-                ensemble), which cannot be loaded here yet.
+            BundledModelNotInstalled: If none of its members is installed
+                (the message says how to train and bundle one).
+            CheckpointError: If a member's card does not name the
+                registered featurizer and task.
         """
-        from ..bundled import (BundledEnsembleNotSupported,
-                               bundled_model_paths, get_bundled_model)
+        from ..bundled import bundled_model_paths, get_bundled_model
 
         entry = get_bundled_model(name)
         paths = bundled_model_paths(entry.name, directory)
-        if len(paths) > 1:
-            raise BundledEnsembleNotSupported(
-                f"The bundled '{entry.name}' model is an ensemble of "
-                f"{len(paths)} members ({', '.join(p.name for p in paths)}) "
-                f"and ensemble prediction is not implemented yet; predict "
-                f"with one member: --checkpoint {paths[0]}")
-        path = paths[0]
-        predictor = cls.from_checkpoint(path, device=device)
-        card = predictor.card
-        if (predictor.featurizer_name != entry.featurizer
-                or card.task != entry.task):
-            raise CheckpointError(
-                f"{path} is installed as the bundled '{entry.name}' model but "
-                f"its card says featurizer={card.featurizer!r}, "
-                f"task={card.task!r} (expected {entry.featurizer!r}, "
-                f"{entry.task!r}); replace it with the right checkpoint")
-        return predictor
+        # Checked from the cards alone, before any weights are loaded.
+        for path in paths:
+            card, _ = read_card(path)
+            if (card.featurizer.strip().lower() != entry.featurizer
+                    or card.task != entry.task):
+                raise CheckpointError(
+                    f"{path} is installed as a member of the bundled "
+                    f"'{entry.name}' model but its card says "
+                    f"featurizer={card.featurizer!r}, task={card.task!r} "
+                    f"(expected {entry.featurizer!r}, {entry.task!r}); "
+                    f"replace it with the right checkpoint")
+        return cls.from_checkpoints(paths, device=device)
 
     # Description ############################################################
 

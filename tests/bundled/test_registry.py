@@ -2,7 +2,7 @@
 or several are installed."""
 import pytest
 
-from graphormer_sepnorm.bundled import (ENV_VAR, BundledEnsembleNotSupported,
+from graphormer_sepnorm.bundled import (ENV_VAR,
                                         BundledModelNotInstalled,
                                         available_bundled_models,
                                         bundled_model_paths, member_filename)
@@ -46,22 +46,35 @@ def test_not_installed_says_how_to_train_and_bundle(tmp_path):
     assert available_bundled_models(tmp_path / 'absent') == []
 
 
-def test_one_member_predicts_several_are_not_supported_yet(
+def test_one_member_predicts_alone_several_as_their_ensemble(
         tmp_path, monkeypatch, capsys):
     path = _member(tmp_path, 0)
     predictor = Predictor.from_bundled('zinc', directory=tmp_path)
     assert predictor.source == str(path)
-    assert predictor.predict(['CCO'], num_workers=0)[0].ok
+    alone = predictor.predict(['CCO', 'c1ccccc1O'], num_workers=0)
+    assert all(p.ok and p.std is None for p in alone)
     _member(tmp_path, 1)
-    with pytest.raises(BundledEnsembleNotSupported) as exc:
-        Predictor.from_bundled('zinc', directory=tmp_path)
-    assert isinstance(exc.value, NotImplementedError)
-    assert isinstance(exc.value, CheckpointError)
-    assert ('ensemble of 2 members (zinc_seed0.safetensors, '
-            'zinc_seed1.safetensors)') in str(exc.value)
-    # The command line prints it as one line, exit status 2.
+    other = Predictor.from_checkpoint(tmp_path / member_filename('zinc', 1))
+    ensemble = Predictor.from_bundled('zinc', directory=tmp_path)
+    together = ensemble.predict(['CCO', 'c1ccccc1O'], num_workers=0)
+    for first, second, both in zip(
+            alone, other.predict(['CCO', 'c1ccccc1O'], num_workers=0),
+            together):
+        assert both.value == pytest.approx((first.value + second.value) / 2,
+                                           rel=1e-6)
+        assert both.std == pytest.approx(abs(first.value - second.value) / 2,
+                                         rel=1e-5, abs=1e-7)
+    # The command line shows the spread column.
     monkeypatch.setenv(ENV_VAR, str(tmp_path))
-    assert cli.main(['--model', 'zinc', '--smiles', 'CCO']) == 2
-    error = capsys.readouterr().err
-    assert error.startswith('error: ') and error.count('\n') == 1
-    assert 'not implemented yet' in error
+    assert cli.main(['--model', 'zinc', '--smiles', 'CCO']) == 0
+    assert 'prediction_std' in capsys.readouterr().out
+
+
+def test_a_member_of_the_wrong_task_is_refused(tmp_path):
+    _member(tmp_path, 0)
+    card = zinc_card({'name': 'zinc_subset'})
+    card.task = 'binary'
+    save_model(tmp_path / member_filename('zinc', 1), tiny_model(1), card)
+    with pytest.raises(CheckpointError, match="zinc_seed1.safetensors is "
+                       "installed as a member of the bundled 'zinc' model"):
+        Predictor.from_bundled('zinc', directory=tmp_path)
