@@ -12,15 +12,20 @@ A plan is a YAML file (see ``benchmarks/plans/``)::
     trials:                             # name -> overrides of that trial
       lr5e-4: [optim.lr=5e-4]
       lr1e-3: [optim.lr=1e-3]
+    keep_model: false                   # optional: also keep the weights
 
 Every (trial, seed, config) is one run of ``scripts/train.py``; the runs of
 one trial and seed start next to each other, so SepNorm and ShareNorm share
 the machine under the same conditions. A run writes its run directory under
 ``--workdir`` (checkpoints stay there, out of git); when it finishes, its
-``config.yaml``, ``metrics.csv``, ``results.json`` and ``curves.png`` are
-copied to ``<destination>/<trial>/<norm>_seed<seed>/`` and
-``results.json`` gets a ``protocol`` entry (plan, trial, overrides, code
-commit). Running the plan again skips finished runs and continues
+``config.yaml``, ``metrics.csv``, ``results.json``, ``curves.png`` and
+(when the test split was evaluated) ``test_predictions.csv`` are copied to
+``<destination>/<trial>/<norm>_seed<seed>/``, and ``results.json`` gets a
+``protocol`` entry (plan, trial, overrides, code commit). With
+``keep_model: true`` (final runs) the best model is kept too, as
+``model.safetensors`` with float16 weights (about 1 MB for the ZINC slim
+model): enough to rebuild ensembles and the graph-token analysis from the
+repository alone. Running the plan again skips finished runs and continues
 interrupted ones with ``--resume``, so a stopped session loses at most one
 checkpoint interval per run. Paths are given relative to the repository
 (run from its root), so no absolute path of this machine enters an
@@ -48,7 +53,10 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 #: Files of a finished run that are kept (never the checkpoints).
-ARTEFACTS = ('config.yaml', 'metrics.csv', 'results.json', 'curves.png')
+ARTEFACTS = ('config.yaml', 'metrics.csv', 'results.json', 'curves.png',
+             'test_predictions.csv')
+#: The best model of a run, kept (float16) when the plan says keep_model.
+MODEL_FILE = 'model.safetensors'
 #: Environment of every run: one thread per run, runs side by side.
 ONE_THREAD = {'OMP_NUM_THREADS': '1', 'MKL_NUM_THREADS': '1',
               'NUMBA_NUM_THREADS': '1'}
@@ -69,6 +77,7 @@ class Run:
     norm: str
     destination: Path
     workdir: Path
+    keep_model: bool = False
     process: Optional[subprocess.Popen] = field(default=None, repr=False)
     started: float = 0.0
 
@@ -107,7 +116,7 @@ def load_plan(path: Path, workdir: Path) -> list[Run]:
     if missing:
         raise PlanError(f"plan {path} lacks {', '.join(sorted(missing))}")
     unknown = set(plan) - {'destination', 'configs', 'seeds', 'trials',
-                           'common'}
+                           'common', 'keep_model'}
     if unknown:
         raise PlanError(f"plan {path}: unknown keys {sorted(unknown)}")
     if not isinstance(plan['trials'], dict) or not plan['trials']:
@@ -131,7 +140,8 @@ def load_plan(path: Path, workdir: Path) -> list[Run]:
                                 overrides=list(plan.get('common') or []),
                                 trial_overrides=list(trial_overrides or []),
                                 norm=norms[config], destination=destination,
-                                workdir=workdir / destination.name))
+                                workdir=workdir / destination.name,
+                                keep_model=bool(plan.get('keep_model'))))
     return runs
 
 
@@ -159,6 +169,13 @@ def keep_artefacts(run: Run, plan_path: Path, commit: str) -> None:
         source = run.run_dir / name
         if source.is_file():
             shutil.copy2(source, run.kept_dir / name)
+    if run.keep_model:
+        import torch
+
+        from graphormer_sepnorm.checkpoint import load_model, save_model
+        model, card = load_model(run.run_dir / MODEL_FILE)
+        save_model(run.kept_dir / MODEL_FILE, model, card,
+                   dtype=torch.float16)
     results_path = run.kept_dir / 'results.json'
     results = json.loads(results_path.read_text())
     results['protocol'] = {'plan': plan_path.as_posix(), 'trial': run.trial,

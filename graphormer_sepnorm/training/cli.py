@@ -151,6 +151,10 @@ def evaluate_parser() -> argparse.ArgumentParser:
                         help='Graphs per batch (default: 256).')
     parser.add_argument('--device', default='cpu',
                         help='cpu or cuda[:i] (default: cpu).')
+    parser.add_argument('--predictions', type=Path, default=None,
+                        help='Also write every molecule\'s label and '
+                        'prediction to this CSV (id, target, prediction; '
+                        'binary tasks: probabilities).')
     return parser
 
 
@@ -158,6 +162,7 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
     import os
 
     from .evaluate import evaluate_checkpoint, resolve_checkpoint
+    from .preflight import check_writable_folder
     args = evaluate_parser().parse_args(argv)
     overrides = {}
     root = args.data_root or os.environ.get(DATA_ROOT_ENV)
@@ -170,8 +175,13 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
         if args.raw_source and not Path(args.raw_source).is_dir():
             raise FileNotFoundError(f"--data.raw_source {args.raw_source} "
                                     f"does not exist")
+        if args.predictions is not None:
+            # Checked before the model runs, so a bad path costs nothing.
+            check_writable_folder('--predictions', args.predictions.parent)
+            args.predictions.parent.mkdir(parents=True, exist_ok=True)
         result = evaluate_checkpoint(args.checkpoint, args.split, overrides,
-                                     args.batch_size, args.device, args.full)
+                                     args.batch_size, args.device, args.full,
+                                     args.predictions)
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

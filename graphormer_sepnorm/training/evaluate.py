@@ -1,9 +1,11 @@
-r"""Re-evaluation of a saved model on a split of its dataset."""
+r"""Re-evaluation of a saved model on a split of its dataset, and the
+per-molecule predictions of a split (``test_predictions.csv``)."""
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
 
 import torch
 import yaml
@@ -13,7 +15,7 @@ from .config import OPTIONS
 from .metrics import compute_metrics
 
 __all__ = ['evaluate_checkpoint', 'load_checkpoint_split',
-           'resolve_checkpoint']
+           'resolve_checkpoint', 'predict_split', 'write_split_predictions']
 
 PathLike = Union[str, Path]
 
@@ -81,34 +83,107 @@ def load_checkpoint_split(checkpoint: PathLike, split: str = 'test',
 
 
 @torch.no_grad()
+def predict_split(model: torch.nn.Module, dataset, task: str,
+                  target_mean: Union[float, Sequence[float]],
+                  target_std: Union[float, Sequence[float]],
+                  batch_size: int = 256, device: str = 'cpu'
+                  ) -> tuple[list[int], torch.Tensor, torch.Tensor]:
+    r"""The model's predictions on every graph of a split, in its order.
+
+    Args:
+        model (torch.nn.Module): A :class:`GraphormerSepNorm` (put in
+            evaluation mode here).
+        dataset: The split (a PyG in-memory dataset or an index view of
+            one).
+        task (str): :obj:`"regression"` (outputs are de-standardized with
+            :obj:`target_mean` and :obj:`target_std`) or :obj:`"binary"`
+            (outputs stay logits).
+        target_mean, target_std (float or list of float): The training
+            split's per-target statistics (the model card's).
+        batch_size (int, optional): Graphs per forward.
+            (default: :obj:`256`)
+        device (str, optional): Where the model is. (default: :obj:`"cpu"`)
+
+    Returns:
+        :obj:`(ids, predictions, targets)`: the graphs' indices in the
+        dataset the split was cut from (OGB's graph index for MolHIV, the
+        position in the split file for ZINC), and two float64 tensors
+        :obj:`[num_graphs, num_targets]`.
+    """
+    from torch_geometric.loader import DataLoader
+
+    model.eval()
+    mean = torch.tensor(target_mean, dtype=torch.double).view(-1)
+    std = torch.tensor(target_std, dtype=torch.double).view(-1)
+    preds, targets = [], []
+    for batch in DataLoader(dataset, batch_size=batch_size):
+        out = model(batch.to(device)).double().cpu()
+        out = out.view(out.size(0), -1)
+        if task == 'regression':
+            out = out * std + mean
+        preds.append(out)
+        targets.append(batch.y.double().cpu().view(out.shape))
+    indices = dataset.indices() if hasattr(dataset, 'indices') else range(
+        len(dataset))
+    return ([int(i) for i in indices], torch.cat(preds), torch.cat(targets))
+
+
+def write_split_predictions(path: PathLike, ids: Sequence[int],
+                            predictions: torch.Tensor, targets: torch.Tensor,
+                            task: str, target_names: Sequence[str] = ()
+                            ) -> None:
+    r"""Writes per-molecule predictions as CSV: :obj:`id`, then per target
+    its label and prediction (:obj:`target` and :obj:`prediction` for one
+    unnamed target, as the chemprop baseline writes them; otherwise
+    :obj:`<name>` and :obj:`<name>_prediction`). Binary predictions are
+    probabilities (the sigmoid of the logits); a missing label is empty.
+    """
+    if task == 'binary':
+        predictions = torch.sigmoid(predictions)
+    names = list(target_names)
+    if len(names) <= 1 and predictions.size(1) == 1:
+        header = ['id', 'target', 'prediction']
+    else:
+        names = names or [f'target_{k}' for k in range(predictions.size(1))]
+        header = ['id'] + [c for name in names
+                           for c in (name, f'{name}_prediction')]
+    with open(path, 'w', newline='') as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        for i, pred, target in zip(ids, predictions.tolist(),
+                                   targets.tolist()):
+            cells = [i]
+            for y, p in zip(target, pred):
+                cells += ['' if y != y else repr(y), repr(p)]
+            writer.writerow(cells)
+
+
 def evaluate_checkpoint(checkpoint: PathLike, split: str = 'test',
                         data_overrides: Optional[dict[str, Any]] = None,
                         batch_size: int = 256, device: str = 'cpu',
-                        full_split: bool = False) -> dict[str, Any]:
+                        full_split: bool = False,
+                        predictions_file: Optional[PathLike] = None
+                        ) -> dict[str, Any]:
     r"""Re-evaluates a saved model on a split of its dataset (arguments as
-    in :func:`load_checkpoint_split`, plus :obj:`batch_size`).
+    in :func:`load_checkpoint_split`, plus :obj:`batch_size`, and
+    :obj:`predictions_file`: also write the per-molecule predictions there,
+    see :func:`write_split_predictions`).
 
     Returns:
         dict with :obj:`metric`, :obj:`value`, :obj:`split`,
         :obj:`num_graphs`, :obj:`dataset`.
     """
-    from torch_geometric.loader import DataLoader
-
     model, card, info, dataset, path = load_checkpoint_split(
         checkpoint, split, data_overrides, device, full_split)
-    mean = torch.tensor(card.target_mean, dtype=torch.double).view(-1)
-    std = torch.tensor(card.target_std, dtype=torch.double).view(-1)
-    preds, targets = [], []
-    for batch in DataLoader(dataset, batch_size=batch_size):
-        batch = batch.to(device)
-        out = model(batch).double().cpu()
-        if info.task == 'regression':
-            out = out * std + mean
-        preds.append(out)
-        targets.append(batch.y.double().cpu().view(out.shape))
+    ids, preds, targets = predict_split(model, dataset, info.task,
+                                        card.target_mean, card.target_std,
+                                        batch_size, device)
+    if predictions_file is not None:
+        write_split_predictions(predictions_file, ids, preds, targets,
+                                info.task, info.target_names)
     metric = card.extra.get('metric') or info.metric
-    metrics = compute_metrics(info.task, torch.cat(preds), torch.cat(targets),
-                              info.target_names, split=split)
+    metrics = compute_metrics(info.task, preds, targets, info.target_names,
+                              split=split)
     return {
         'dataset': info.name,
         'split': split,
@@ -118,7 +193,3 @@ def evaluate_checkpoint(checkpoint: PathLike, split: str = 'test',
         'num_graphs': len(dataset),
         'checkpoint': str(path),
     }
-
-
-def format_result(result: dict) -> str:
-    return json.dumps(result, indent=2)

@@ -10,6 +10,8 @@ A run directory (``<output_dir>/<run_name>``) holds::
     model.safetensors      the best model with its ModelCard (no pickle)
     metrics.csv            one row per validation epoch (test columns empty
                            with train.eval_test=false)
+    test_predictions.csv   label and prediction of every test molecule by
+                           the best model (not with train.eval_test=false)
     curves.png             learning curves
     results.json           summary (best validation, test at best, ...)
     logs/                  Lightning CSV logs (and TensorBoard if enabled)
@@ -199,9 +201,11 @@ def train(config: dict, resume: bool = False) -> Optional[dict]:
 def finalize_run(config: dict, run_dir: Path, module, trainer,
                  best_cb) -> dict:
     r"""Writes :obj:`model.safetensors` (best model), :obj:`metrics.csv`,
-    :obj:`curves.png` and :obj:`results.json`; returns the results."""
+    :obj:`curves.png`, :obj:`results.json` and, when the test split is
+    evaluated, :obj:`test_predictions.csv`; returns the results."""
     from ..checkpoint import ModelCard, save_model
     from ..models import GraphormerSepNorm
+    from .evaluate import predict_split, write_split_predictions
     from .lit_module import history_columns, write_history
     from .metrics import HIGHER_IS_BETTER
     from .plots import plot_curves
@@ -278,7 +282,18 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
         'best_checkpoint': (Path(os.path.relpath(best_path, run_dir))
                             .as_posix() if best_path else None),
         'model_file': 'model.safetensors',
+        'test_predictions': None,
     }
+    splits = getattr(trainer.datamodule, 'splits', None)
+    if config['train']['eval_test'] and splits is not None:
+        # Per molecule, so that other models can be scored on exactly the
+        # same molecules and the errors looked at (parity plots, ROC).
+        ids, preds, targets = predict_split(
+            model, splits['test'], info.task, results['target_mean'],
+            results['target_std'], config['data']['eval_batch_size'] or 256)
+        write_split_predictions(run_dir / 'test_predictions.csv', ids, preds,
+                                targets, info.task, info.target_names)
+        results['test_predictions'] = 'test_predictions.csv'
     card = ModelCard(
         model_config=dict(model.config), featurizer=info.featurizer,
         task=info.task, target_mean=results['target_mean'],

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,6 +45,7 @@ def plan(zinc_root, tmp_path_factory):
         'common': [f'data.root={_relative(root)}',
                    f'data.raw_source={_relative(source)}', *TINY],
         'trials': {'lr1e-3': ['optim.lr=1e-3']},
+        'keep_model': True,
     }))
     workdir = _relative(folder / 'work')
     result = _run(_relative(plan), '--workdir', workdir)
@@ -58,7 +60,8 @@ def test_a_plan_keeps_each_runs_artefacts(plan):
     for norm in ('sep', 'share'):
         kept = folder / 'kept' / 'lr1e-3' / f'{norm}_seed0'
         assert sorted(p.name for p in kept.iterdir()) == [
-            'config.yaml', 'curves.png', 'metrics.csv', 'results.json']
+            'config.yaml', 'curves.png', 'metrics.csv', 'model.safetensors',
+            'results.json']
         results = json.loads((kept / 'results.json').read_text())
         assert results['norm'] == norm and results['steps'] == 8
         assert results['test_metric_at_best_val'] is None  # never read
@@ -72,6 +75,31 @@ def test_a_plan_keeps_each_runs_artefacts(plan):
                  config['data']['raw_source']]
         assert not [p for p in paths if os.path.isabs(p)]
         assert results['best_checkpoint'] == 'checkpoints/best.ckpt'
+
+
+def test_kept_models_are_the_runs_best_models_in_float16(plan):
+    """keep_model: the run's model.safetensors, stored as float16 (half the
+    size), loads as a float32 model equal to the run's to float16
+    rounding."""
+    from safetensors import safe_open
+
+    from graphormer_sepnorm.checkpoint import load_model
+    folder, _, workdir, _ = plan
+    kept = folder / 'kept' / 'lr1e-3' / 'sep_seed0' / 'model.safetensors'
+    original = REPO / workdir / 'kept' / 'lr1e-3' / 'sep_seed0' / \
+        'model.safetensors'
+    with safe_open(str(kept), 'pt') as f:
+        dtypes = {f.get_slice(k).get_dtype() for k in f.keys()}
+    assert 'F16' in dtypes and 'F32' not in dtypes
+    assert kept.stat().st_size < 0.7 * original.stat().st_size
+    small, small_card = load_model(kept)
+    full, card = load_model(original)
+    assert small_card.target_mean == card.target_mean
+    for (name, a), b in zip(small.state_dict().items(),
+                            full.state_dict().values()):
+        assert a.dtype == b.dtype, name
+        if a.is_floating_point():
+            assert torch.allclose(a, b, rtol=1e-3, atol=1e-4), name
 
 
 def test_finished_runs_are_skipped(plan):

@@ -1,9 +1,11 @@
 """Real short training runs on the ZINC-subset stand-in and a small MolHIV
 copy: through scripts/train.py (subprocess) and in-process; exact resume,
 NaN handling, on-device batching and 2-process data parallelism."""
+import csv
 import json
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -15,7 +17,13 @@ from training_helpers import (CONFIGS, TINY_MODEL, TRAIN, max_weight_diff,
                               zinc_args)
 
 RUN_FILES = ['config.yaml', 'checkpoints/last.ckpt', 'checkpoints/best.ckpt',
-             'model.safetensors', 'metrics.csv', 'curves.png', 'results.json']
+             'model.safetensors', 'metrics.csv', 'curves.png', 'results.json',
+             'test_predictions.csv']
+
+
+def prediction_rows(path) -> list[dict]:
+    with open(path, newline='') as f:
+        return list(csv.DictReader(f))
 
 
 @pytest.fixture(scope='module')
@@ -62,6 +70,27 @@ def test_zinc_training_writes_the_run_directory(zinc_run):
     assert (run_dir / 'curves.png').stat().st_size > 1000
 
 
+def test_test_predictions_hold_the_reported_test_metric(zinc_run, zinc_root):
+    """test_predictions.csv: every test graph in split order with its real
+    label; the MAE computed by hand from its rows is the test MAE that
+    results.json reports at the best validation epoch."""
+    from graphormer_sepnorm.data.datasets import graph_targets, load_splits
+    run_dir, _ = zinc_run
+    results = json.loads((run_dir / 'results.json').read_text())
+    assert results['test_predictions'] == 'test_predictions.csv'
+    rows = prediction_rows(run_dir / 'test_predictions.csv')
+    assert list(rows[0]) == ['id', 'target', 'prediction']
+    assert [int(r['id']) for r in rows] == list(range(32))
+    root, source = zinc_root
+    labels = graph_targets(load_splits('zinc_subset', root,
+                                       raw_source=source).test)[:32]
+    assert [float(r['target']) for r in rows] == pytest.approx(
+        labels.double().tolist(), abs=1e-6)
+    mae = sum(abs(float(r['prediction']) - float(r['target']))
+              for r in rows) / len(rows)
+    assert mae == pytest.approx(results['test_metric_at_best_val'], rel=1e-5)
+
+
 def test_without_test_evaluation_test_is_never_read(zinc_run, zinc_root,
                                                     tmp_path, monkeypatch):
     """train.eval_test=false (tuning trials): the test split is never
@@ -91,6 +120,8 @@ def test_without_test_evaluation_test_is_never_read(zinc_run, zinc_root,
         for r in without_time(expected)]
     results = json.loads((tmp_path / 'C' / 'results.json').read_text())
     assert results['test_metric_at_best_val'] is None
+    assert results['test_predictions'] is None
+    assert not (tmp_path / 'C' / 'test_predictions.csv').exists()
     assert results['cpu_time_s'] > 0
     assert max_weight_diff(reference, tmp_path / 'C') == 0.0
 
@@ -104,6 +135,30 @@ def test_evaluate_script_reproduces_the_test_metric(zinc_run, capsys):
     assert evaluated['metric'] == 'mae' and evaluated['num_graphs'] == 32
     assert evaluated['value'] == pytest.approx(
         results['test_metric_at_best_val'], rel=1e-6)
+
+
+def test_evaluate_script_writes_the_same_predictions(zinc_run, tmp_path,
+                                                     capsys):
+    run_dir, _ = zinc_run
+    written = tmp_path / 'new' / 'folder' / 'test.csv'
+    assert evaluate_main(['--checkpoint', str(run_dir), '--predictions',
+                          str(written)]) == 0
+    capsys.readouterr()
+    again = prediction_rows(written)
+    trained = prediction_rows(run_dir / 'test_predictions.csv')
+    assert [r['id'] for r in again] == [r['id'] for r in trained]
+    assert [r['target'] for r in again] == [r['target'] for r in trained]
+    assert [float(r['prediction']) for r in again] == pytest.approx(
+        [float(r['prediction']) for r in trained], abs=1e-5)
+
+
+def test_evaluate_refuses_an_unwritable_predictions_file(zinc_run, capsys):
+    run_dir, _ = zinc_run
+    assert evaluate_main(['--checkpoint', str(run_dir), '--predictions',
+                          '/proc/nope/test.csv']) == 2
+    err = capsys.readouterr().err
+    assert err.startswith('error:') and '--predictions' in err
+    assert '/proc/nope' in err and err.count('\n') == 1
 
 
 def test_cli_resume_continues_exactly(zinc_run, zinc_root, tmp_path, capsys):
@@ -234,3 +289,18 @@ def test_molhiv_training(molhiv_root, tmp_path):
     assert (card.target_mean, card.target_std) == (0.0, 1.0)
     assert card.model_config['atom_vocab_sizes'] == [119, 5, 12, 12, 10, 6,
                                                      6, 2, 2]
+    # Test predictions: OGB's graph indices of the test split, its labels,
+    # probabilities whose ROC-AUC (by hand: the fraction of positive-negative
+    # pairs ranked right, ties half) is the reported one.
+    split = np.loadtxt(molhiv_root / 'ogbg_molhiv' / 'split' / 'scaffold' /
+                       'test.csv.gz', dtype=int)
+    rows = prediction_rows(run_dir / 'test_predictions.csv')
+    assert [int(r['id']) for r in rows] == sorted(split.tolist())
+    probability = np.array([float(r['prediction']) for r in rows])
+    label = np.array([float(r['target']) for r in rows])
+    assert ((probability > 0) & (probability < 1)).all()
+    assert set(label) == {0.0, 1.0}
+    positive, negative = probability[label == 1], probability[label == 0]
+    pairs = positive[:, None] - negative[None, :]
+    auc = ((pairs > 0).sum() + 0.5 * (pairs == 0).sum()) / pairs.size
+    assert auc == pytest.approx(results['test_metric_at_best_val'], abs=1e-6)
