@@ -217,8 +217,8 @@ def resolve_model_file(path: PathLike) -> Path:
 def _unfinished_run(run_dir: Path) -> str:
     return (f"The training run {run_dir} has no model.safetensors yet: "
             f"scripts/train.py writes it when training ends; let the run "
-            f"finish (or continue it with scripts/train.py --config "
-            f"{run_dir / 'config.yaml'} --resume), then pass {run_dir}")
+            f"finish (or continue it with scripts/train.py --resume "
+            f"{run_dir}), then pass {run_dir}")
 
 
 def _training_checkpoint_hint(path: Path) -> Optional[str]:

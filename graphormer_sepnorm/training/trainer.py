@@ -212,20 +212,28 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
 
     info = module.info
     metric = module.metric
+    best = module.best_row()
+    history = module.history
     best_path = Path(best_cb.best_model_path or run_dir / 'checkpoints' /
                      'best.ckpt')
     model = GraphormerSepNorm.from_config(module.model.config)
-    if best_path.is_file():
+    if best is not None and best_path.is_file():
         state = torch.load(best_path, map_location='cpu',
                            weights_only=True)['state_dict']
         weights = {k[len('model.'):]: v for k, v in state.items()
                    if k.startswith('model.')}
         model.load_state_dict(weights)
-    else:  # no validation ran: keep the final weights
+    else:  # nothing to select by: keep the final weights
+        if history:
+            # best.ckpt then holds the first validated epoch, whatever the
+            # weights (ModelCheckpoint never ranks NaN above it)
+            warnings.warn(
+                f"val_{metric} is undefined at every validation (see the "
+                f"warnings above); model.safetensors holds the final weights "
+                f"(epoch {history[-1]['epoch']}), not a model selected on "
+                f"the validation split", RuntimeWarning, stacklevel=2)
         model.load_state_dict(module.model.state_dict())
         best_path = None
-    best = module.best_row()
-    history = module.history
     write_history(history, run_dir / 'metrics.csv',
                   history_columns(module.metric_keys))
     if history:

@@ -37,13 +37,22 @@ def test_values_missing_labels_and_line_numbers(tmp_path):
     np.testing.assert_array_equal(y, np.array(expected))
 
 
-def test_gzip_and_byte_order_mark(tmp_path):
-    path = tmp_path / 'x.csv.gz'
-    with gzip.open(path, 'wt', encoding='utf-8-sig') as f:
-        f.write('smiles,a\r\n"C(C)O",1\r\n')
-    assert read_header(path) == ['smiles', 'a']
+@pytest.mark.parametrize('name', ['x.csv', 'x.csv.gz'])
+def test_excel_csv_byte_order_mark_crlf_and_quoted_commas(tmp_path, name):
+    # As Excel saves "CSV UTF-8": a byte-order mark, CRLF line ends, and
+    # quotes around cells holding a comma or a quote
+    text = ('smiles,name,a\r\n"C(C)O","ethanol, 96%",1\r\n'
+            'CCN,"said ""amine""",\r\n')
+    path = tmp_path / name
+    opener = gzip.open if name.endswith('.gz') else open
+    with opener(path, 'wt', encoding='utf-8-sig', newline='') as f:
+        f.write(text)
+    assert read_header(path) == ['smiles', 'name', 'a']
     table, y = _targets(path)
-    assert table['smiles'].tolist() == ['C(C)O'] and y.tolist() == [[1.0]]
+    assert table.index.tolist() == [2, 3]
+    assert table['smiles'].tolist() == ['C(C)O', 'CCN']
+    assert table['name'].tolist() == ['ethanol, 96%', 'said "amine"']
+    np.testing.assert_array_equal(y, [[1.0], [math.nan]])
 
 
 def test_missing_column_lists_the_columns_present(tmp_path):

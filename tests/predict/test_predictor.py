@@ -359,7 +359,11 @@ def test_training_checkpoint_of_an_unfinished_run(zinc_ckpt, tmp_path):
         message = str(exc.value)
         assert f'The training run {run} has no model.safetensors yet' \
             in message, message
-        assert '--resume' in message and '\n' not in message
+        # The command that continues the run from any working directory
+        # (--config <run>/config.yaml --resume would look for the run under
+        # its output_dir, relative to where training started)
+        assert f'continue it with scripts/train.py --resume {run})' \
+            in message and '\n' not in message
     assert not (tmp_path / 'unpickled.txt').exists()
 
 

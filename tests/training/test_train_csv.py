@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from safetensors.torch import load_file
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from graphormer_sepnorm.checkpoint import load_model
@@ -130,29 +131,71 @@ def test_binary_task(molhiv_frame, tmp_path, capsys):
         average_precision_score(y, pred), rel=1e-5)
 
 
+def _with_folds(frame):
+    """A copy of :obj:`frame` with a split column ``fold``: every 5th row
+    valid, the next test, the others train (40/40/120 of 200 rows)."""
+    frame = frame.copy()
+    position = np.arange(len(frame)) % 5
+    frame['fold'] = np.where(position == 0, 'valid',
+                             np.where(position == 1, 'test', 'train'))
+    return frame
+
+
+def _train_binary_on_folds(capsys, frame, tmp_path, name, targets):
+    """Writes :obj:`frame` to ``<name>.csv`` and trains a binary model of
+    :obj:`targets` on it, split by its ``fold`` column, into run ``name``."""
+    path = tmp_path / f'{name}.csv'
+    frame.to_csv(path, index=False)
+    return _train(capsys, *_args(
+        path, tmp_path, name, f'data.target_columns={targets}',
+        'data.task=binary', 'train.monitor=null', 'data.split=column',
+        'data.split_column=fold'))
+
+
 def test_a_task_with_one_class_in_validation_is_skipped(molhiv_frame,
                                                         tmp_path, capsys):
     # Two binary tasks; in the validation rows the second one is all 0
-    frame = molhiv_frame.copy()
-    frame['fold'] = np.where(np.arange(len(frame)) % 5 == 0, 'valid',
-                             np.where(np.arange(len(frame)) % 5 == 1,
-                                      'test', 'train'))
+    frame = _with_folds(molhiv_frame)
     frame['other'] = frame['HIV_active'][::-1].to_numpy()
     frame.loc[frame['fold'] == 'valid', 'other'] = 0
-    path = tmp_path / 'two.csv'
-    frame.to_csv(path, index=False)
     with pytest.warns(RuntimeWarning, match=r"ROC-AUC and PR-AUC are "
                       r"undefined for target 'other' in the valid split: "
                       r"all 40 labels are 0 \(one class only\)"):
-        status, err = _train(capsys, *_args(
-            path, tmp_path, 'two', 'data.target_columns=[HIV_active,other]',
-            'data.task=binary', 'train.monitor=null', 'data.split=column',
-            'data.split_column=fold'))
+        status, err = _train_binary_on_folds(capsys, frame, tmp_path, 'two',
+                                             '[HIV_active,other]')
     assert status == 0, err
     history = pd.read_csv(tmp_path / 'two' / 'metrics.csv')
     assert history['val_rocauc_other'].isna().all()
     assert (history['val_rocauc'] == history['val_rocauc_HIV_active']).all()
     assert history['test_rocauc_other'].notna().all()
+
+
+def test_no_model_is_selected_when_validation_has_one_class(molhiv_frame,
+                                                            tmp_path, capsys):
+    """One binary target whose validation labels are all 0: ROC-AUC selects
+    no epoch, so model.safetensors holds the final weights (Lightning's
+    ModelCheckpoint, given NaN at every validation, keeps the first
+    epoch's), and a warning says so."""
+    frame = _with_folds(molhiv_frame)
+    valid_actives = (frame['fold'] == 'valid') & (frame['HIV_active'] == 1)
+    frame.loc[valid_actives, 'fold'] = 'train'
+    with pytest.warns(RuntimeWarning, match=r"val_rocauc is undefined at "
+                      r"every validation .*; model.safetensors holds the "
+                      r"final weights \(epoch 2\), not a model selected on "
+                      r"the validation split"):
+        status, err = _train_binary_on_folds(capsys, frame, tmp_path, 'one',
+                                             'HIV_active')
+    assert status == 0, err
+    run_dir = tmp_path / 'one'
+    results = json.loads((run_dir / 'results.json').read_text())
+    assert results['best_val_metric'] is None
+    assert results['best_checkpoint'] is None
+    assert results['test_metric_at_best_val'] is None
+    final = torch.load(run_dir / 'checkpoints' / 'last.ckpt',
+                       weights_only=True)['state_dict']
+    saved = load_file(str(run_dir / 'model.safetensors'))
+    assert saved and all(torch.equal(tensor, final[f'model.{name}'])
+                         for name, tensor in saved.items())
 
 
 def _bad_csv(tmp_path, text, name='bad.csv'):
