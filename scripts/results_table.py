@@ -1,19 +1,22 @@
 #!/usr/bin/env python
 """Regenerate the results (README block, RESULTS.md and figures) from the
 committed run directories: per dataset and model the test metric at the best
-validation epoch (mean ± std over seeds), SepNorm against ShareNorm (95% CI,
-Welch's t-test), time to accuracy in CPU minutes, validation-curve and
-time-to-accuracy plots, and the table of tuning trials."""
+validation epoch (mean ± std over seeds), SepNorm against ShareNorm and
+against chemprop (95% CI, Welch's t-test), seed ensembles (uncertainty
+against error), time to accuracy in CPU minutes, validation-curve,
+time-to-accuracy and test-prediction plots (parity, ROC), and the table of
+tuning trials."""
 import argparse
 import os
 import sys
 from pathlib import Path
 
-from graphormer_sepnorm.analysis.result_plots import (plot_time_to_accuracy,
+from graphormer_sepnorm.analysis.result_plots import (plot_test_predictions,
+                                                      plot_time_to_accuracy,
                                                       plot_validation_curves)
-from graphormer_sepnorm.analysis.results import (group_runs, load_runs,
-                                                 results_markdown,
+from graphormer_sepnorm.analysis.results import (results_markdown,
                                                  update_readme)
+from graphormer_sepnorm.analysis.runs import group_runs, load_runs
 from graphormer_sepnorm.analysis.tuning import trials_table
 
 
@@ -49,7 +52,8 @@ def main(argv=None) -> int:
         return 2
     output = Path(args.output)
     figures = (plot_validation_curves(groups, args.figures)
-               + plot_time_to_accuracy(groups, args.figures))
+               + plot_time_to_accuracy(groups, args.figures)
+               + plot_test_predictions(groups, args.figures))
     # Links relative to the README (repository root) and to RESULTS.md.
     block = results_markdown(groups, [f.as_posix() for f in figures])
     output.parent.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,6 @@
-r"""Plots of the results: validation curves (mean and band over seeds) and
-time to accuracy (best validation so far against CPU minutes)."""
+r"""Plots of the results: validation curves (mean and band over seeds),
+time to accuracy (best validation so far against CPU minutes), and the test
+predictions (parity plots for regression, ROC curves for binary tasks)."""
 from __future__ import annotations
 
 import math
@@ -8,7 +9,8 @@ from typing import Sequence, Union
 
 import numpy as np
 
-from .results import Group, best_so_far, common_threshold
+from .runs import Group, best_so_far, common_threshold
+from .test_predictions import common_molecules, read_test_predictions
 
 PathLike = Union[str, Path]
 
@@ -20,6 +22,21 @@ def _pyplot():
     matplotlib.use('Agg', force=False)
     import matplotlib.pyplot as plt
     return plt
+
+
+def _by_dataset(groups: Sequence[Group]) -> list[tuple[str, list[Group]]]:
+    return [(dataset, [g for g in groups if g.dataset == dataset])
+            for dataset in sorted({g.dataset for g in groups})]
+
+
+def _save(fig, folder: PathLike, name: str) -> Path:
+    plt = _pyplot()
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(folder / name, dpi=110)
+    plt.close(fig)
+    return folder / name
 
 
 def _validation_points(run: dict) -> dict[int, float]:
@@ -39,12 +56,9 @@ def plot_validation_curves(groups: Sequence[Group], folder: PathLike
     seeds as a line and mean ± one standard deviation as a band (at the
     steps every seed validated)."""
     plt = _pyplot()
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     paths = []
-    for dataset in sorted({g.dataset for g in groups}):
-        members = [g for g in groups if g.dataset == dataset and
-                   g.is_graphormer]
+    for dataset, members in _by_dataset(groups):
+        members = [g for g in members if g.is_graphormer]
         if not members:
             continue
         fig, ax = plt.subplots(figsize=(6, 4))
@@ -70,11 +84,7 @@ def plot_validation_curves(groups: Sequence[Group], folder: PathLike
         if not members[0].higher_is_better:
             ax.set_yscale('log')
         ax.legend()
-        fig.tight_layout()
-        path = folder / f'val_curves_{dataset}.png'
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        paths.append(path)
+        paths.append(_save(fig, folder, f'val_curves_{dataset}.png'))
     return paths
 
 
@@ -86,11 +96,8 @@ def plot_time_to_accuracy(groups: Sequence[Group], folder: PathLike
     level every model reaches (the threshold of the time-to-accuracy
     table)."""
     plt = _pyplot()
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     paths = []
-    for dataset in sorted({g.dataset for g in groups}):
-        members = [g for g in groups if g.dataset == dataset]
+    for dataset, members in _by_dataset(groups):
         higher = members[0].higher_is_better
         scale = 100.0 if higher else 1.0
         fig, ax = plt.subplots(figsize=(6, 4))
@@ -121,9 +128,52 @@ def plot_time_to_accuracy(groups: Sequence[Group], folder: PathLike
         if not higher:
             ax.set_yscale('log')
         ax.legend()
-        fig.tight_layout()
-        path = folder / f'time_to_accuracy_{dataset}.png'
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        paths.append(path)
+        paths.append(_save(fig, folder, f'time_to_accuracy_{dataset}.png'))
+    return paths
+
+
+def plot_test_predictions(groups: Sequence[Group], folder: PathLike
+                          ) -> list[Path]:
+    r"""One figure per dataset whose runs kept test predictions,
+    ``test_predictions_<dataset>.png``, one panel per model, on the test
+    molecules every run of the dataset predicted: for regression a parity
+    plot (the seed ensemble's mean prediction against the label, with the
+    ensemble's MAE), for binary tasks the ROC curve of each seed."""
+    import torch
+    from torchmetrics.functional.classification import binary_roc
+    plt = _pyplot()
+    paths = []
+    for dataset, members in _by_dataset(groups):
+        ids = common_molecules([r for g in members for r in g.runs])
+        if not ids:
+            continue
+        fig, axes = plt.subplots(1, len(members), squeeze=False,
+                                 figsize=(4 * len(members), 4))
+        for ax, g in zip(axes[0], members):
+            tables = [read_test_predictions(r) for r in g.runs]
+            labels = np.array([tables[0][i][0] for i in ids])
+            values = np.array([[t[i][1] for i in ids] for t in tables])
+            if g.higher_is_better:
+                for seed, row in zip(g.seeds, values):
+                    fpr, tpr, _ = binary_roc(torch.from_numpy(row),
+                                             torch.from_numpy(labels).long())
+                    ax.plot(fpr, tpr, lw=1, label=f'seed {seed}')
+                ax.plot([0, 1], [0, 1], 'k:', lw=1)
+                ax.set_xlabel('false positive rate')
+                ax.set_ylabel('true positive rate')
+                ax.legend(loc='lower right', fontsize=8)
+            else:
+                mean = values.mean(0)
+                low, high = min(labels.min(), mean.min()), max(
+                    labels.max(), mean.max())
+                ax.scatter(labels, mean, s=4, alpha=0.5,
+                           color=_COLOURS.get(g.model, 'tab:green'))
+                ax.plot([low, high], [low, high], 'k:', lw=1)
+                ax.set_xlabel('label')
+                ax.set_ylabel(f'mean prediction of {len(tables)} seeds')
+                ax.text(0.05, 0.92, f'MAE {np.abs(mean - labels).mean():.3f}',
+                        transform=ax.transAxes)
+            ax.set_title(g.label, fontsize=10)
+        fig.suptitle(f'{dataset}: {len(ids):,} test molecules')
+        paths.append(_save(fig, folder, f'test_predictions_{dataset}.png'))
     return paths

@@ -1,170 +1,18 @@
-r"""Aggregate finished training runs into the results tables.
-
-Every run directory holds ``results.json`` and ``metrics.csv`` (written by
-``scripts/train.py``, or by ``benchmarks/chemprop_baseline.py`` for the
-chemprop rows). Runs are grouped by dataset and model; per group the test
-metric at the best validation epoch is averaged over seeds, and SepNorm is
-compared with ShareNorm by the difference of means with a 95% confidence
-interval and Welch's t-test.
-"""
+r"""The results block of the README and ``RESULTS.md``: per dataset and
+model the test metric at the best validation epoch (mean ± std over seeds)
+beside the paper's, the comparisons (see
+:mod:`~graphormer_sepnorm.analysis.comparisons`), seed ensembles, time to
+accuracy and the hardware."""
 from __future__ import annotations
 
-import csv
-import json
-import math
 import statistics
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Sequence, Union
+
+from .comparisons import contrasts
+from .runs import Group, common_threshold, minutes_to_reach
 
 PathLike = Union[str, Path]
-
-#: Graphormer -> Graphormer + SepNorm, from Chen et al. (NeurIPS 2023): GPU
-#: runs of the full recipe (ZINC: 400k steps).
-PAPER = {
-    ('zinc', 'sep'): 0.052,
-    ('zinc', 'share'): 0.069,
-    ('zinc_subset', 'sep'): 0.144,
-    ('zinc_subset', 'share'): 0.164,
-    ('molhiv', 'sep'): 0.7564,
-    ('molhiv', 'share'): 0.7336,
-}
-
-#: Row labels of our two Graphormer variants; other model families are
-#: labelled by their results' ``model_family``.
-NORM_LABELS = {'sep': 'Graphormer + SepNorm', 'share': 'Graphormer (ShareNorm)'}
-_ORDER = {'sep': 0, 'share': 1}
-
-
-@dataclass
-class Group:
-    r"""The runs of one model on one dataset (one row of the table)."""
-    dataset: str
-    model: str  # 'sep', 'share', or another model family's name
-    metric: str
-    runs: list[dict] = field(default_factory=list)
-
-    @property
-    def label(self) -> str:
-        return NORM_LABELS.get(self.model, self.model)
-
-    @property
-    def is_graphormer(self) -> bool:
-        return self.model in NORM_LABELS
-
-    @property
-    def higher_is_better(self) -> bool:
-        return self.metric == 'rocauc'
-
-    @property
-    def seeds(self) -> list[int]:
-        return [r['seed'] for r in self.runs]
-
-    @property
-    def test(self) -> list[float]:
-        return [r['test_metric_at_best_val'] for r in self.runs]
-
-    @property
-    def best_val(self) -> list[float]:
-        return [r['best_val_metric'] for r in self.runs]
-
-    @property
-    def paper(self) -> Optional[float]:
-        return PAPER.get((self.dataset, self.model))
-
-    def cpu_minutes(self) -> list[float]:
-        r"""CPU minutes per run (wall minutes where a run predates CPU-time
-        recording)."""
-        return [(r.get('cpu_time_s') or r['wall_time_s']) / 60
-                for r in self.runs]
-
-
-def load_runs(root: PathLike) -> list[dict]:
-    r"""Reads every ``results.json`` below :obj:`root` (one per run
-    directory), adding the run's per-epoch ``metrics.csv`` rows under
-    :obj:`"history"`."""
-    root = Path(root)
-    if not root.is_dir():
-        raise FileNotFoundError(f"No run directory {root}; pass the folder "
-                                f"that holds the run directories")
-    runs = []
-    for path in sorted(root.rglob('results.json')):
-        with open(path) as f:
-            run = json.load(f)
-        history_path = path.parent / 'metrics.csv'
-        run['history'] = []
-        if history_path.exists():
-            with open(history_path, newline='') as f:
-                run['history'] = list(csv.DictReader(f))
-        run['path'] = str(path.parent)
-        runs.append(run)
-    if not runs:
-        raise FileNotFoundError(f"No results.json below {root}")
-    return runs
-
-
-def group_runs(runs: Sequence[dict]) -> list[Group]:
-    r"""Groups runs by (dataset, model): Graphormer runs by their norm,
-    others by :obj:`model_family`; SepNorm, ShareNorm, then others."""
-    groups: dict[tuple[str, str], Group] = {}
-    for run in runs:
-        model = run.get('model_family') or run['norm']
-        key = (run['dataset'], model)
-        if key not in groups:
-            groups[key] = Group(run['dataset'], model, run['metric'])
-        groups[key].runs.append(run)
-    for group in groups.values():
-        group.runs.sort(key=lambda r: r['seed'])
-    return sorted(groups.values(),
-                  key=lambda g: (g.dataset, _ORDER.get(g.model, 2), g.model))
-
-
-# ---------------------------------------------------------------------------
-# Statistics
-
-
-@dataclass
-class Comparison:
-    r"""Difference of two groups' means (first minus second) with its 95%
-    confidence interval and Welch's two-sided t-test."""
-    difference: float
-    low: float
-    high: float
-    p_value: float
-    dof: float
-
-
-def welch(a: Sequence[float], b: Sequence[float]) -> Comparison:
-    r"""Welch's unequal-variance t-test of :obj:`a` against :obj:`b` and the
-    Welch-Satterthwaite 95% confidence interval of ``mean(a) - mean(b)``
-    (two or more values each)."""
-    from scipy import stats
-    if len(a) < 2 or len(b) < 2:
-        raise ValueError("Welch's test needs at least two runs per group")
-    var_a, var_b = statistics.variance(a) / len(a), statistics.variance(b) / \
-        len(b)
-    difference = statistics.fmean(a) - statistics.fmean(b)
-    se = math.sqrt(var_a + var_b)
-    dof = (var_a + var_b)**2 / (var_a**2 / (len(a) - 1) + var_b**2 /
-                                (len(b) - 1))
-    half = stats.t.ppf(0.975, dof) * se
-    p_value = float(stats.ttest_ind(a, b, equal_var=False).pvalue)
-    return Comparison(difference, difference - half, difference + half,
-                      p_value, dof)
-
-
-def norm_comparisons(groups: Sequence[Group]) -> list[tuple[Group, Group,
-                                                            Comparison]]:
-    r"""SepNorm against ShareNorm on the test metric, per dataset with at
-    least two runs of each."""
-    by_key = {(g.dataset, g.model): g for g in groups}
-    out = []
-    for dataset in sorted({g.dataset for g in groups}):
-        sep, share = by_key.get((dataset, 'sep')), by_key.get(
-            (dataset, 'share'))
-        if sep and share and len(sep.runs) >= 2 and len(share.runs) >= 2:
-            out.append((sep, share, welch(sep.test, share.test)))
-    return out
 
 
 def mean_std(values: Sequence[float], scale: float = 1.0,
@@ -178,50 +26,6 @@ def mean_std(values: Sequence[float], scale: float = 1.0,
     if len(values) == 1:
         return f'{mean:.{digits}f}'
     return f'{mean:.{digits}f} ± {statistics.stdev(values):.{digits}f}'
-
-
-# ---------------------------------------------------------------------------
-# Time to accuracy
-
-
-def best_so_far(run: dict) -> list[tuple[float, float]]:
-    r"""(CPU minutes, best validation metric so far) after each validation
-    of a run."""
-    key, higher = f"val_{run['metric']}", run['metric'] == 'rocauc'
-    points, best = [], None
-    for row in run['history']:
-        value, clock = row.get(key), row.get('cpu_time_s') or row.get(
-            'wall_time_s')
-        if value in (None, '') or clock in (None, ''):
-            continue
-        value = float(value)
-        if math.isnan(value):
-            continue
-        best = value if best is None else (max if higher else min)(best,
-                                                                   value)
-        points.append((float(clock) / 60, best))
-    return points
-
-
-def minutes_to_reach(run: dict, threshold: float) -> Optional[float]:
-    r"""CPU minutes until the run's validation metric first reaches
-    :obj:`threshold` (:obj:`None` if it never does)."""
-    higher = run['metric'] == 'rocauc'
-    for minutes, best in best_so_far(run):
-        if (best >= threshold) if higher else (best <= threshold):
-            return minutes
-    return None
-
-
-def common_threshold(groups: Sequence[Group]) -> float:
-    r"""The validation level every model reaches on average: the weakest
-    group's mean best validation metric."""
-    means = [statistics.fmean(g.best_val) for g in groups]
-    return min(means) if groups[0].higher_is_better else max(means)
-
-
-# ---------------------------------------------------------------------------
-# Markdown
 
 
 def _format(group: Group) -> tuple[float, int]:
@@ -256,22 +60,33 @@ def results_table(groups: Sequence[Group]) -> str:
     return '\n'.join(lines) + '\n'
 
 
+def _short(group: Group) -> str:
+    return {'sep': 'SepNorm', 'share': 'ShareNorm'}.get(group.model,
+                                                        group.model)
+
+
 def comparison_table(groups: Sequence[Group]) -> str:
-    r"""SepNorm − ShareNorm on the test metric per dataset: difference of
-    means, 95% confidence interval, Welch's p-value, and which is better."""
-    lines = ['| dataset | metric | SepNorm − ShareNorm | 95% CI | Welch p '
-             '| better on average | significant (p < 0.05) |',
-             '| --- | --- | --- | --- | --- | --- | --- |']
-    for sep, share, c in norm_comparisons(groups):
-        scale, digits = _format(sep)
-        better = ('SepNorm' if (c.difference > 0) == sep.higher_is_better
-                  else 'ShareNorm') if c.difference != 0 else 'tie'
+    r"""Graphormer + SepNorm against ShareNorm and against other model
+    families on the test metric, per dataset: difference of means, 95%
+    confidence interval, Welch's p-value, and which is better."""
+    lines = ['| dataset | metric | comparison | test molecules | difference '
+             '| 95% CI | Welch p | better on average | significant '
+             '(p < 0.05) |',
+             '| --- | --- | --- | --- | --- | --- | --- | --- | --- |']
+    for c in contrasts(groups):
+        scale, digits = _format(c.first)
+        d = c.comparison
+        better = (_short(c.first) if c.first_is_better else
+                  _short(c.second)) if d.difference != 0 else 'tie'
+        molecules = 'each run\'s own' if c.molecules is None else \
+            f'{c.molecules:,} (common)'
         lines.append(
-            f'| {sep.dataset} | {_metric_name(sep)} '
-            f'| {c.difference * scale:+.{digits}f} '
-            f'| [{c.low * scale:+.{digits}f}, {c.high * scale:+.{digits}f}] '
-            f'| {c.p_value:.3f} | {better} '
-            f'| {"yes" if c.p_value < 0.05 else "no"} |')
+            f'| {c.first.dataset} | {_metric_name(c.first)} '
+            f'| {_short(c.first)} − {_short(c.second)} | {molecules} '
+            f'| {d.difference * scale:+.{digits}f} '
+            f'| [{d.low * scale:+.{digits}f}, {d.high * scale:+.{digits}f}] '
+            f'| {d.p_value:.3f} | {better} '
+            f'| {"yes" if d.p_value < 0.05 else "no"} |')
     return '\n'.join(lines) + '\n'
 
 
@@ -297,22 +112,62 @@ def time_to_accuracy_table(groups: Sequence[Group]) -> str:
 
 
 def verdicts(groups: Sequence[Group]) -> str:
-    r"""One plain sentence per dataset: which way SepNorm vs ShareNorm fell
+    r"""One plain sentence per comparison: which way it fell, by how much,
     and whether it is significant."""
     sentences = []
-    for sep, share, c in norm_comparisons(groups):
-        scale, digits = _format(sep)
-        better = (c.difference > 0) == sep.higher_is_better
+    for c in contrasts(groups):
+        scale, digits = _format(c.first)
+        d = c.comparison
+        where = ('' if c.molecules is None else
+                 f' on the {c.molecules:,} test molecules both predicted')
+        minutes = ''
+        if not c.second.is_graphormer:
+            minutes = (f'; CPU minutes per run '
+                       f'{mean_std(c.first.cpu_minutes(), 1.0, 1)} vs '
+                       f'{mean_std(c.second.cpu_minutes(), 1.0, 1)}')
         sentences.append(
-            f"- **{sep.dataset}**: SepNorm's test {_metric_name(sep)} is "
-            f"{'better' if better else 'worse'} than ShareNorm's by "
-            f"{abs(c.difference) * scale:.{digits}f} on average "
-            f"({len(sep.runs)} vs {len(share.runs)} seeds; 95% CI of the "
-            f"difference [{c.low * scale:+.{digits}f}, "
-            f"{c.high * scale:+.{digits}f}], Welch p = {c.p_value:.3f}): "
-            f"{'significant' if c.p_value < 0.05 else 'not significant'} "
+            f"- **{c.first.dataset}**: {_short(c.first)}'s test "
+            f"{_metric_name(c.first)} is "
+            f"{'better' if c.first_is_better else 'worse'} than "
+            f"{_short(c.second)}'s by {abs(d.difference) * scale:.{digits}f} "
+            f"on average{where} ({len(c.first.runs)} vs "
+            f"{len(c.second.runs)} seeds; 95% CI of the difference "
+            f"[{d.low * scale:+.{digits}f}, {d.high * scale:+.{digits}f}], "
+            f"Welch p = {d.p_value:.3f}{minutes}): "
+            f"{'significant' if d.p_value < 0.05 else 'not significant'} "
             f"at the 5% level.")
     return '\n'.join(sentences) + ('\n' if sentences else '')
+
+
+def ensemble_table(groups: Sequence[Group]) -> str:
+    r"""Per dataset and model with two or more seeds: the seed ensemble's
+    test metric beside its members' mean, and whether the members' spread
+    flags the larger errors (Spearman correlation of the spread with the
+    absolute error; mean absolute error per quartile of spread). Empty when
+    no group kept test predictions."""
+    from .test_predictions import seed_ensemble
+    lines = []
+    for g in groups:
+        report = seed_ensemble(g.runs)
+        if report is None:
+            continue
+        scale, digits = _format(g)
+        quartiles = ' / '.join(f'{e:.3f}' for e in
+                               report.error_by_std_quartile)
+        lines.append(
+            f'| {g.dataset} | {g.label} | {report.members} '
+            f'| {report.molecules:,} | {_metric_name(g)} '
+            f'{report.metric * scale:.{digits}f} '
+            f'| {report.mean_member_metric * scale:.{digits}f} '
+            f'| {report.spearman:+.3f} (p = {report.spearman_p:.1e}) '
+            f'| {quartiles} |')
+    if not lines:
+        return ''
+    return '\n'.join([
+        '| dataset | model | members (seeds) | test molecules | ensemble '
+        '| members\' mean | Spearman ρ(std, abs. error) | mean abs. error '
+        'per std quartile (low → high) |',
+        '| --- | --- | --- | --- | --- | --- | --- | --- |', *lines]) + '\n'
 
 
 def hardware_line(groups: Sequence[Group]) -> str:
@@ -326,15 +181,24 @@ def hardware_line(groups: Sequence[Group]) -> str:
 
 def results_markdown(groups: Sequence[Group], figures: Sequence[str] = ()
                      ) -> str:
-    r"""The whole generated results block: the table, SepNorm against
-    ShareNorm (verdicts and statistics), time to accuracy, the hardware,
-    and links to :obj:`figures`."""
+    r"""The whole generated results block: the table, the comparisons
+    (verdicts and statistics), seed ensembles, time to accuracy, the
+    hardware, and links to :obj:`figures`."""
     parts = [results_table(groups)]
-    if norm_comparisons(groups):
-        parts += ['**SepNorm against ShareNorm** (test metric at the best '
-                  'validation epoch; difference of means, Welch-Satterthwaite '
-                  '95% confidence interval, Welch\'s two-sided t-test):\n',
+    if contrasts(groups):
+        parts += ['**Comparisons** (test metric at the best validation '
+                  'epoch; difference of means, Welch-Satterthwaite 95% '
+                  'confidence interval, Welch\'s two-sided t-test; against '
+                  'another model family, on the test molecules that every '
+                  'run of both predicted):\n',
                   verdicts(groups), comparison_table(groups)]
+    ensembles = ensemble_table(groups)
+    if ensembles:
+        parts += ['**Seed ensembles** (`scripts/predict.py --checkpoint A B '
+                  'C D`: the mean of the members\' predictions, and their '
+                  'standard deviation as a per-molecule uncertainty; here '
+                  'from the runs\' test predictions, probabilities for '
+                  'MolHIV):\n', ensembles]
     parts += ['**Time to accuracy** (CPU minutes of one core until the best '
               'validation metric so far reaches the level that every model '
               'reaches on average, i.e. the weakest model\'s mean best '

@@ -5,7 +5,8 @@ from __future__ import annotations
 import statistics
 from typing import Sequence
 
-from .results import NORM_LABELS, mean_std
+from .results import mean_std
+from .runs import NORM_LABELS
 
 
 def trials_table(runs: Sequence[dict]) -> str:

@@ -8,19 +8,22 @@ from pathlib import Path
 
 import pytest
 
+from graphormer_sepnorm.analysis.comparisons import welch
 from graphormer_sepnorm.analysis.results import (README_BEGIN, README_END,
-                                                 comparison_table,
-                                                 group_runs, load_runs,
-                                                 mean_std, minutes_to_reach,
-                                                 results_table, verdicts,
-                                                 welch)
+                                                 comparison_table, mean_std,
+                                                 results_table, verdicts)
+from graphormer_sepnorm.analysis.runs import (group_runs, load_runs,
+                                              minutes_to_reach)
 from graphormer_sepnorm.analysis.tuning import trials_table
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def write_run(root, name, dataset, norm, seed, test, val, metric='mae',
-              family=None, cpu_minutes=(1.0, 2.0), trial=None):
+              family=None, cpu_minutes=(1.0, 2.0), trial=None,
+              predictions=None):
+    """A run directory; :obj:`predictions` ({id: (target, prediction)})
+    becomes its test_predictions.csv."""
     run = root / name
     run.mkdir(parents=True)
     results = {
@@ -34,6 +37,11 @@ def write_run(root, name, dataset, norm, seed, test, val, metric='mae',
     if trial:
         results['protocol'] = {'trial': trial,
                                'overrides': [f'optim.lr={trial}']}
+    if predictions is not None:
+        results['test_predictions'] = 'test_predictions.csv'
+        (run / 'test_predictions.csv').write_text(
+            'id,target,prediction\n' + ''.join(
+                f'{i},{y},{p}\n' for i, (y, p) in predictions.items()))
     (run / 'results.json').write_text(json.dumps(results))
     worse = val - 0.1 if metric == 'rocauc' else val + 0.1
     (run / 'metrics.csv').write_text(
@@ -92,9 +100,85 @@ def test_groups_tables_and_verdicts(runs):
     assert '| zinc_subset | chemprop D-MPNN | MAE | 0.300 |' in table
     # sep - share = 0.15 - 0.21 = -0.06: SepNorm better (lower MAE).
     comparison = comparison_table(groups)
-    assert '| zinc_subset | MAE | -0.060 |' in comparison
+    assert ("| zinc_subset | MAE | SepNorm − ShareNorm | each run's own "
+            "| -0.060 |") in comparison
     assert '| SepNorm |' in comparison
     assert "is better than ShareNorm's by 0.060" in verdicts(groups)
+
+
+def test_against_another_family_on_the_molecules_both_predicted(tmp_path):
+    """chemprop could not read molecule 3: SepNorm is scored without it.
+    SepNorm MAEs on molecules 0-2: seed 0 (0.1 + 0.2 + 0.3) / 3 = 0.2,
+    seed 1 0.3; chemprop 0.5 and 0.7. Molecule 3 (error 9) would have
+    moved SepNorm's MAE to about 2.4."""
+    def predictions(errors):
+        return {i: (1.0, 1.0 + e) for i, e in enumerate(errors)}
+    write_run(tmp_path, 's0', 'molhiv_like', 'sep', 0, 2.4, 0.2,
+              predictions=predictions([0.1, 0.2, 0.3, 9.0]))
+    write_run(tmp_path, 's1', 'molhiv_like', 'sep', 1, 2.5, 0.3,
+              predictions=predictions([0.2, 0.3, 0.4, 9.0]))
+    for seed, errors in ((0, [0.4, 0.5, 0.6]), (1, [0.6, 0.7, 0.8])):
+        write_run(tmp_path, f'c{seed}', 'molhiv_like', None, seed,
+                  sum(errors) / 3, 0.5, family='chemprop D-MPNN',
+                  predictions=predictions(errors))
+    groups = group_runs(load_runs(tmp_path))
+    comparison = comparison_table(groups)
+    # (0.2 + 0.3) / 2 - (0.5 + 0.7) / 2 = -0.35
+    assert ('| molhiv_like | MAE | SepNorm − chemprop D-MPNN | 3 (common) '
+            '| -0.350 |') in comparison
+    sentence = verdicts(groups)
+    assert ("SepNorm's test MAE is better than chemprop D-MPNN's by 0.350 "
+            "on average on the 3 test molecules both predicted") in sentence
+    assert 'CPU minutes per run 2.0 ± 0.0 vs 2.0 ± 0.0' in sentence
+
+
+def test_seed_ensemble_by_hand(tmp_path):
+    """Three seeds, four molecules (label 0 each). Per molecule, the
+    members' mean / population std / abs. error of the mean:
+    0: (1, 1, 1)  -> 1, 0,     1;   1: (0, 0, 3) -> 1, 1.414, 1;
+    2: (2, 2, 2)  -> 2, 0,     2;   3: (3, 4, 5) -> 4, 0.816, 4.
+    Ensemble MAE (1 + 1 + 2 + 4) / 4 = 2; members' MAEs 1.5, 1.75, 2.75.
+    Spearman: std ranks (1.5, 4, 1.5, 3), error ranks (1.5, 1.5, 3, 4),
+    both with mean 2.5: the Pearson correlation of the ranks is
+    (1 - 1.5 - 0.5 + 0.75) / sqrt(4.5 * 4.5) = -1/18."""
+    from graphormer_sepnorm.analysis.results import ensemble_table
+    from graphormer_sepnorm.analysis.test_predictions import seed_ensemble
+    members = [(1, 0, 2, 3), (1, 0, 2, 4), (1, 3, 2, 5)]
+    for seed, values in enumerate(members):
+        write_run(tmp_path, f's{seed}', 'zinc_subset', 'sep', seed, 0.0,
+                  0.0, predictions={i: (0.0, v) for i, v in
+                                    enumerate(values)})
+    runs = load_runs(tmp_path)
+    report = seed_ensemble(runs)
+    assert (report.members, report.molecules) == (3, 4)
+    assert report.metric == pytest.approx(2.0)
+    assert report.member_metrics == pytest.approx([1.5, 1.75, 2.75])
+    assert report.spearman == pytest.approx(-1 / 18)
+    # Sorted by std (ties in id order): molecules 0, 2, 3, 1.
+    assert report.error_by_std_quartile == pytest.approx([1, 2, 4, 1])
+    table = ensemble_table(group_runs(runs))
+    assert ('| zinc_subset | Graphormer + SepNorm | 3 | 4 | MAE 2.000 '
+            '| 2.000 | -0.056') in table
+    assert seed_ensemble(runs[:1]) is None
+
+
+def test_test_prediction_plots(tmp_path):
+    """A parity plot for regression and ROC curves for binary runs, written
+    only where the runs kept test predictions."""
+    from graphormer_sepnorm.analysis.result_plots import plot_test_predictions
+    for seed in (0, 1):
+        write_run(tmp_path, f'z{seed}', 'zinc_subset', 'sep', seed, 0.1, 0.1,
+                  predictions={i: (i / 10, i / 10 + 0.1 * seed)
+                               for i in range(20)})
+        write_run(tmp_path, f'h{seed}', 'molhiv', 'sep', seed, 0.7, 0.7,
+                  'rocauc', predictions={i: (float(i % 2), (i + seed) / 30)
+                                         for i in range(20)})
+    write_run(tmp_path, 'no_predictions', 'other', 'sep', 0, 0.1, 0.1)
+    paths = plot_test_predictions(group_runs(load_runs(tmp_path)),
+                                  tmp_path / 'figs')
+    assert [p.name for p in paths] == ['test_predictions_molhiv.png',
+                                       'test_predictions_zinc_subset.png']
+    assert all(p.stat().st_size > 5000 for p in paths)
 
 
 def test_time_to_accuracy(runs):

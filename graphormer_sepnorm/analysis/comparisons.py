@@ -1,0 +1,89 @@
+r"""Statistics of the results: two models' test metrics over seeds compared
+by the difference of means, its Welch-Satterthwaite 95% confidence interval
+and Welch's two-sided t-test; Graphormer + SepNorm against ShareNorm on the
+whole test split, and against other model families (chemprop) on the test
+molecules that every run of both predicted."""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from .runs import Group
+
+
+@dataclass
+class Comparison:
+    r"""Difference of two groups' means (first minus second) with its 95%
+    confidence interval and Welch's two-sided t-test."""
+    difference: float
+    low: float
+    high: float
+    p_value: float
+    dof: float
+
+
+def welch(a: Sequence[float], b: Sequence[float]) -> Comparison:
+    r"""Welch's unequal-variance t-test of :obj:`a` against :obj:`b` and the
+    Welch-Satterthwaite 95% confidence interval of ``mean(a) - mean(b)``
+    (two or more values each)."""
+    from scipy import stats
+    if len(a) < 2 or len(b) < 2:
+        raise ValueError("Welch's test needs at least two runs per group")
+    var_a, var_b = statistics.variance(a) / len(a), statistics.variance(b) / \
+        len(b)
+    difference = statistics.fmean(a) - statistics.fmean(b)
+    se = math.sqrt(var_a + var_b)
+    dof = (var_a + var_b)**2 / (var_a**2 / (len(a) - 1) + var_b**2 /
+                                (len(b) - 1))
+    half = stats.t.ppf(0.975, dof) * se
+    p_value = float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+    return Comparison(difference, difference - half, difference + half,
+                      p_value, dof)
+
+
+@dataclass
+class Contrast:
+    r"""Two models of one dataset compared on the test metric: SepNorm
+    against ShareNorm on each run's whole test split, or SepNorm against
+    another model family on the :obj:`molecules` test molecules that every
+    run of both predicted (:obj:`None`: each run's reported test metric, as
+    a run kept no per-molecule predictions)."""
+    first: Group
+    second: Group
+    comparison: Comparison
+    molecules: Optional[int] = None
+
+    @property
+    def first_is_better(self) -> bool:
+        return (self.comparison.difference > 0) == self.first.higher_is_better
+
+
+def contrasts(groups: Sequence[Group]) -> list[Contrast]:
+    r"""Per dataset, Graphormer + SepNorm against ShareNorm, then against
+    each other model family (e.g. chemprop), wherever both have at least
+    two runs."""
+    from .test_predictions import common_molecules, score_on
+    out = []
+    for dataset in sorted({g.dataset for g in groups}):
+        members = {g.model: g for g in groups if g.dataset == dataset}
+        sep = members.get('sep')
+        if sep is None or len(sep.runs) < 2:
+            continue
+        for other in members.values():
+            if other is sep or len(other.runs) < 2:
+                continue
+            if other.is_graphormer:
+                out.append(Contrast(sep, other, welch(sep.test, other.test)))
+                continue
+            ids = common_molecules(sep.runs + other.runs)
+            if ids:
+                first = [score_on(run, ids) for run in sep.runs]
+                second = [score_on(run, ids) for run in other.runs]
+                out.append(Contrast(sep, other, welch(first, second),
+                                    len(ids)))
+            else:
+                out.append(Contrast(sep, other, welch(sep.test, other.test)))
+    out.sort(key=lambda c: (c.first.dataset, not c.second.is_graphormer))
+    return out
