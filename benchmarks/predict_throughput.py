@@ -36,12 +36,14 @@ import csv
 import datetime
 import os
 import platform
+import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -121,6 +123,12 @@ def cpu_model() -> str:
     return platform.processor() or 'unknown'
 
 
+def memory_gb() -> str:
+    r"""The machine's memory (MemTotal)."""
+    total = _kb_field('/proc/meminfo', 'MemTotal')
+    return f'{total / 1024 ** 2:.0f} GiB' if total else 'unknown'
+
+
 def commit() -> str:
     try:
         return subprocess.run(['git', 'rev-parse', '--short', 'HEAD'],
@@ -143,10 +151,12 @@ def _tree(pid: int) -> list[int]:
     return pids
 
 
-def _peak_kb(pid: int) -> int:
+def _kb_field(path: str, field: str) -> int:
+    r"""A field in kB of a ``/proc`` file such as ``/proc/meminfo`` (0 if
+    it cannot be read)."""
     try:
-        for line in Path(f'/proc/{pid}/status').read_text().splitlines():
-            if line.startswith('VmHWM:'):
+        for line in Path(path).read_text().splitlines():
+            if line.startswith(f'{field}:'):
                 return int(line.split()[1])
     except OSError:
         pass
@@ -168,7 +178,8 @@ def run_measured(cmd: list[str], env: dict) -> dict:
             if pid:
                 break
             for child in _tree(process.pid):
-                peaks[child] = max(peaks.get(child, 0), _peak_kb(child))
+                peak = _kb_field(f'/proc/{child}/status', 'VmHWM')
+                peaks[child] = max(peaks.get(child, 0), peak)
             time.sleep(0.2)
         wall = time.perf_counter() - started
         process.returncode = os.waitstatus_to_exitcode(status)
@@ -339,15 +350,16 @@ models.save_model(sys.argv[1], model)
 '''
 
 
-def chemprop_python(option) -> str:
-    candidates = [option] if option else [sys.executable]
-    for python in candidates:
+def chemprop_version(python: str) -> Optional[str]:
+    r"""The version of chemprop that the interpreter :obj:`python` imports,
+    or :obj:`None` if it cannot."""
+    try:
         check = subprocess.run([python, '-c', 'import chemprop; print('
                                 'chemprop.__version__)'],
                                capture_output=True, text=True)
-        if check.returncode == 0:
-            return python, check.stdout.strip()
-    return None, None
+    except OSError:  # Not a program that runs.
+        return None
+    return check.stdout.strip() if check.returncode == 0 else None
 
 
 def chemprop_side_by_side(checkpoint: Path, smiles: list[str], python: str,
@@ -402,12 +414,11 @@ def report(args, sections: set, results: dict, model_name: str,
            load_before, load_after) -> str:
     lines = [
         '# Prediction throughput and memory (SMILES to prediction, CPU)', '',
-        f'- Command: `python benchmarks/predict_throughput.py '
-        f'--sections {",".join(sorted(sections))}`',
+        f'- Command: `{args.command}`',
         f'- Date: {datetime.date.today().isoformat()}; commit {commit()}',
         f'- Hardware: {cpu_model()}, {os.cpu_count()} CPU cores '
-        f'(torch threads: {torch.get_num_threads()}); '
-        f'{platform.platform()}',
+        f'(torch threads: {torch.get_num_threads()}), {memory_gb()} of '
+        f'memory; {platform.platform()}',
         f'- Software: Python {platform.python_version()}, torch '
         f'{torch.__version__}',
         f'- Model: {model_name}',
@@ -498,11 +509,23 @@ def report(args, sections: set, results: dict, model_name: str,
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    # As given, so that the report says how to measure it again.
+    args.command = shlex.join(['python', 'benchmarks/predict_throughput.py',
+                               *(sys.argv[1:] if argv is None else argv)])
     sections = set(args.sections.split(','))
     unknown = sections - set(SECTIONS)
     if unknown:
         print(f'error: unknown section(s) {", ".join(sorted(unknown))}; '
               f'choose from {", ".join(SECTIONS)}', file=sys.stderr)
+        return 2
+    chemprop_python = args.chemprop_python or sys.executable
+    version = (chemprop_version(chemprop_python) if 'chemprop' in sections
+               else None)
+    if args.chemprop_python and 'chemprop' in sections and version is None:
+        print(f'error: --chemprop-python {args.chemprop_python} cannot '
+              f'import chemprop; name a Python interpreter that has it '
+              f'(pip install -e ".[baselines]" in its environment)',
+              file=sys.stderr)
         return 2
     load_before = os.getloadavg()
     results: dict = {}
@@ -535,8 +558,7 @@ def main(argv=None) -> int:
             results['memory'] = memory(checkpoint, args.smiles_dir,
                                        sorted(args.memory_rows), work)
         if 'chemprop' in sections:
-            python, version = chemprop_python(args.chemprop_python)
-            if python is None:
+            if version is None:
                 results['chemprop'] = (
                     'Not run: chemprop is not installed here (`pip install '
                     '-e ".[baselines]"`, or pass `--chemprop-python` naming '
@@ -545,7 +567,7 @@ def main(argv=None) -> int:
                 results['chemprop'] = (version, chemprop_side_by_side(
                     checkpoint, zinc_smiles(args.smiles_dir,
                                             args.chemprop_rows),
-                    python, work))
+                    chemprop_python, work))
     text = report(args, sections, results, model_name, load_before,
                   os.getloadavg())
     print()

@@ -263,7 +263,9 @@ class _Run:
         else:
             self.writer = CsvWriter(output, self.record.columns, resume)
             done = self.writer.kept_rows
-        self.summary.kept = done
+        # Counted from the rows kept, not from the rows this call writes:
+        # a run killed after its last row has none left to write.
+        self.summary.kept = self.record.rows_done = done
         bar = _progress_bar(progress, expected, done)
         try:
             chunks = self._chunks(rows, done)

@@ -1,12 +1,13 @@
 """benchmarks/chemprop_baseline.py: --help and a clear error without
 chemprop (both run in CI, which lacks the [baselines] extra), one-line
 errors for bad input."""
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from benchmark_helpers import script_main
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = str(REPO / 'benchmarks' / 'chemprop_baseline.py')
@@ -38,18 +39,9 @@ def test_without_chemprop_says_how_to_install(tmp_path):
     assert 'Traceback' not in result.stderr
 
 
-def _main():
-    """The script's main(), imported from its file."""
-    spec = importlib.util.spec_from_file_location('chemprop_baseline',
-                                                  SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.main
-
-
 def test_bad_input_gives_one_line_errors(tmp_path, monkeypatch, capsys):
     pytest.importorskip('chemprop', reason='needs the [baselines] extra')
-    main = _main()
+    main = script_main('chemprop_baseline')
     monkeypatch.chdir(tmp_path)
     for args, message in (
             (['--source', 'nowhere'],

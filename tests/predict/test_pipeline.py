@@ -161,6 +161,16 @@ def _reference(zinc, library, tmp_path, **options) -> bytes:
     return out.read_bytes()
 
 
+def _as_killed(out: Path) -> None:
+    """Rewrites the record of :obj:`out` as a run of a full output killed
+    before it finished leaves it: written once at the start, nothing
+    counted."""
+    record = read_record(out)
+    record.complete, record.rows_done = False, 0
+    record.input_rows = record.output_rows = None
+    pipeline_module.write_record(out, record)
+
+
 def test_resume_keeps_complete_rows_and_drops_a_torn_one(zinc, library,
                                                          tmp_path):
     reference = _reference(zinc, library, tmp_path)
@@ -171,9 +181,7 @@ def test_resume_keeps_complete_rows_and_drops_a_torn_one(zinc, library,
     lines = reference.split(b'\n')
     torn = b'\n'.join(lines[:101]) + b'\n' + lines[101][:10]
     out.write_bytes(torn)
-    record = read_record(out)
-    record.complete = False
-    pipeline_module.write_record(out, record)
+    _as_killed(out)
     summary = predict_file(zinc, library, out, chunk_size=64, num_workers=0,
                            progress=False, resume=True)
     assert out.read_bytes() == reference
@@ -184,6 +192,28 @@ def test_resume_keeps_complete_rows_and_drops_a_torn_one(zinc, library,
     again = predict_file(zinc, library, out, chunk_size=64, resume=True,
                          progress=False)
     assert again.already_complete and out.read_bytes() == reference
+
+
+def test_resume_of_every_row_killed_before_the_record(zinc, library,
+                                                      tmp_path):
+    """Killed after writing its last row but before completing its record:
+    resuming predicts nothing and completes the record with the right
+    counts (it said 0 rows: the counts came from the rows written by this
+    call only)."""
+    reference = _reference(zinc, library, tmp_path)
+    complete = read_record(tmp_path / 'reference.csv')
+    out = tmp_path / 'out.csv'
+    out.write_bytes(reference)
+    pipeline_module.write_record(out, complete)
+    _as_killed(out)
+    summary = predict_file(zinc, library, out, chunk_size=64, num_workers=0,
+                           progress=False, resume=True)
+    assert (summary.kept, summary.rows, summary.predicted) == (300, 300, 0)
+    assert out.read_bytes() == reference
+    assert read_record(out) == complete
+    again = predict_file(zinc, library, out, chunk_size=64, resume=True,
+                         progress=False)
+    assert again.already_complete and again.rows == 300
 
 
 def test_resume_without_a_file_starts_anew(zinc, library, tmp_path):
@@ -297,7 +327,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(
     subprocess.run(args + ['--output', str(out), '--resume'], env=env,
                    check=True, timeout=300)
     assert out.read_bytes() == reference.read_bytes()
-    assert read_record(out).complete
+    assert read_record(out) == read_record(reference)  # Counts too.
 
 
 # Top-K #######################################################################

@@ -1,0 +1,44 @@
+"""benchmarks/predict_throughput.py at tiny sizes: the report says how it was
+run (the command as given, the hardware) and the peak memory of each run; a
+--chemprop-python that cannot import chemprop stops before any
+measurement."""
+import os
+import re
+import shlex
+
+from benchmark_helpers import script_main
+from conftest import shared_path
+
+
+def test_memory_report_records_command_and_hardware(tmp_path):
+    out = tmp_path / 'report.md'
+    argv = ['--sections', 'memory', '--memory-rows', '40', '80',
+            '--smiles-dir', str(shared_path('zinc250k')), '--output',
+            str(out)]
+    assert script_main('predict_throughput')(argv) == 0
+    text = out.read_text()
+    assert (f'- Command: `python benchmarks/predict_throughput.py '
+            f'{shlex.join(argv)}`') in text
+    memory = os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE')
+    assert f'{os.cpu_count()} CPU cores' in text
+    assert f'{memory / 2 ** 30:.0f} GiB of memory' in text
+    # One table row per size: rows, wall time, rate, main and worker peaks
+    # (one chunk: no worker process). A process that imported torch holds
+    # over 100 MB.
+    rows = re.findall(r'^\| (\d+) \| \d+ \| [\d,]+ \| (\d+) \| (\d+) \|$',
+                      text, re.MULTILINE)
+    assert [(size, worker) for size, _, worker in rows] == [('40', '0'),
+                                                            ('80', '0')]
+    assert all(int(main) > 100 for _, main, _ in rows)
+
+
+def test_chemprop_python_without_chemprop_stops_at_once(tmp_path, capsys):
+    missing = tmp_path / 'no-python'
+    main = script_main('predict_throughput')
+    assert main(['--sections', 'chemprop', '--chemprop-python', str(missing),
+                 '--output', str(tmp_path / 'report.md')]) == 2
+    err = capsys.readouterr().err
+    assert err == (f'error: --chemprop-python {missing} cannot import '
+                   f'chemprop; name a Python interpreter that has it (pip '
+                   f'install -e ".[baselines]" in its environment)\n')
+    assert not (tmp_path / 'report.md').exists()
