@@ -13,6 +13,8 @@ A plan is a YAML file (see ``benchmarks/plans/``)::
       lr5e-4: [optim.lr=5e-4]
       lr1e-3: [optim.lr=1e-3]
     keep_model: false                   # optional: also keep the weights
+    benchmark: zinc_subset              # optional, for runs on a CSV of a
+    model_label: Graphormer + SepNorm (SMILES)  # benchmark's molecules
 
 Every (trial, seed, config) is one run of ``scripts/train.py``; the runs of
 one trial and seed start next to each other, so SepNorm and ShareNorm share
@@ -25,7 +27,10 @@ the machine under the same conditions. A run writes its run directory under
 ``keep_model: true`` (final runs) the best model is kept too, as
 ``model.safetensors`` with float16 weights (about 1 MB for the ZINC slim
 model): enough to rebuild ensembles and the graph-token analysis from the
-repository alone. Running the plan again skips finished runs and continues
+repository alone. ``benchmark`` and ``model_label`` go into each
+``results.json``, so that ``scripts/results_table.py`` lists runs trained
+on a CSV of a benchmark's molecules (``scripts/make_split_csv.py``) under
+that benchmark, as their own model. Running the plan again skips finished runs and continues
 interrupted ones with ``--resume``, so a stopped session loses at most one
 checkpoint interval per run. Paths are given relative to the repository
 (run from its root), so no absolute path of this machine enters an
@@ -57,6 +62,8 @@ ARTEFACTS = ('config.yaml', 'metrics.csv', 'results.json', 'curves.png',
              'test_predictions.csv')
 #: The best model of a run, kept (float16) when the plan says keep_model.
 MODEL_FILE = 'model.safetensors'
+#: Plan keys copied into each kept results.json (how the results group it).
+RESULT_LABELS = ('benchmark', 'model_label')
 #: Environment of every run: one thread per run, runs side by side.
 ONE_THREAD = {'OMP_NUM_THREADS': '1', 'MKL_NUM_THREADS': '1',
               'NUMBA_NUM_THREADS': '1'}
@@ -78,6 +85,7 @@ class Run:
     destination: Path
     workdir: Path
     keep_model: bool = False
+    labels: dict = field(default_factory=dict)
     process: Optional[subprocess.Popen] = field(default=None, repr=False)
     started: float = 0.0
 
@@ -116,7 +124,7 @@ def load_plan(path: Path, workdir: Path) -> list[Run]:
     if missing:
         raise PlanError(f"plan {path} lacks {', '.join(sorted(missing))}")
     unknown = set(plan) - {'destination', 'configs', 'seeds', 'trials',
-                           'common', 'keep_model'}
+                           'common', 'keep_model', *RESULT_LABELS}
     if unknown:
         raise PlanError(f"plan {path}: unknown keys {sorted(unknown)}")
     if not isinstance(plan['trials'], dict) or not plan['trials']:
@@ -141,7 +149,9 @@ def load_plan(path: Path, workdir: Path) -> list[Run]:
                                 trial_overrides=list(trial_overrides or []),
                                 norm=norms[config], destination=destination,
                                 workdir=workdir / destination.name,
-                                keep_model=bool(plan.get('keep_model'))))
+                                keep_model=bool(plan.get('keep_model')),
+                                labels={key: str(plan[key]) for key in
+                                        RESULT_LABELS if key in plan}))
     return runs
 
 
@@ -181,6 +191,7 @@ def keep_artefacts(run: Run, plan_path: Path, commit: str) -> None:
     results['protocol'] = {'plan': plan_path.as_posix(), 'trial': run.trial,
                            'overrides': run.trial_overrides,
                            'config': run.config, 'commit': commit}
+    results.update(run.labels)
     results_path.write_text(json.dumps(results, indent=2) + '\n')
     config = yaml.safe_load((run.kept_dir / 'config.yaml').read_text())
     absolute = _absolute_paths(config) + _absolute_paths(results)

@@ -46,10 +46,11 @@ def welch(a: Sequence[float], b: Sequence[float]) -> Comparison:
 @dataclass
 class Contrast:
     r"""Two models of one dataset compared on the test metric: SepNorm
-    against ShareNorm on each run's whole test split, or SepNorm against
-    another model family on the :obj:`molecules` test molecules that every
-    run of both predicted (:obj:`None`: each run's reported test metric, as
-    a run kept no per-molecule predictions)."""
+    against ShareNorm on each run's whole test split, or a Graphormer with
+    SepNorm against another model family on the :obj:`molecules` test
+    molecules that every run of both predicted (:obj:`None`: each run's
+    reported test metric, when a run kept no per-molecule predictions or
+    the two name their molecules differently)."""
     first: Group
     second: Group
     comparison: Comparison
@@ -61,29 +62,27 @@ class Contrast:
 
 
 def contrasts(groups: Sequence[Group]) -> list[Contrast]:
-    r"""Per dataset, Graphormer + SepNorm against ShareNorm, then against
-    each other model family (e.g. chemprop), wherever both have at least
-    two runs."""
+    r"""Per dataset, Graphormer + SepNorm against ShareNorm, then each
+    Graphormer with SepNorm against each other model family (e.g.
+    chemprop), wherever both have at least two runs."""
     from .test_predictions import common_molecules, score_on
     out = []
     for dataset in sorted({g.dataset for g in groups}):
-        members = {g.model: g for g in groups if g.dataset == dataset}
-        sep = members.get('sep')
-        if sep is None or len(sep.runs) < 2:
-            continue
-        for other in members.values():
-            if other is sep or len(other.runs) < 2:
-                continue
-            if other.is_graphormer:
-                out.append(Contrast(sep, other, welch(sep.test, other.test)))
-                continue
-            ids = common_molecules(sep.runs + other.runs)
-            if ids:
-                first = [score_on(run, ids) for run in sep.runs]
-                second = [score_on(run, ids) for run in other.runs]
-                out.append(Contrast(sep, other, welch(first, second),
-                                    len(ids)))
-            else:
-                out.append(Contrast(sep, other, welch(sep.test, other.test)))
-    out.sort(key=lambda c: (c.first.dataset, not c.second.is_graphormer))
+        members = [g for g in groups if g.dataset == dataset and
+                   len(g.runs) >= 2]
+        by_model = {g.model: g for g in members}
+        if 'sep' in by_model and 'share' in by_model:
+            sep, share = by_model['sep'], by_model['share']
+            out.append(Contrast(sep, share, welch(sep.test, share.test)))
+        for first in (g for g in members if g.is_sepnorm):
+            for second in (g for g in members if not g.is_graphormer):
+                ids = common_molecules(first.runs + second.runs)
+                if ids:
+                    out.append(Contrast(first, second, welch(
+                        [score_on(run, ids) for run in first.runs],
+                        [score_on(run, ids) for run in second.runs]),
+                        len(ids)))
+                else:
+                    out.append(Contrast(first, second,
+                                        welch(first.test, second.test)))
     return out

@@ -17,6 +17,13 @@ PathLike = Union[str, Path]
 _COLOURS = {'sep': 'tab:red', 'share': 'tab:blue'}
 
 
+def _colour(group: Group) -> str:
+    # The recipe's two norms, then Graphormer variants, then other families.
+    if group.model in _COLOURS:
+        return _COLOURS[group.model]
+    return 'tab:purple' if group.is_graphormer else 'tab:green'
+
+
 def _pyplot():
     import matplotlib
     matplotlib.use('Agg', force=False)
@@ -70,7 +77,7 @@ def plot_validation_curves(groups: Sequence[Group], folder: PathLike
             values = np.array([[c[s] for s in steps] for c in curves])
             scale = 100.0 if g.higher_is_better else 1.0
             mean, std = values.mean(0) * scale, values.std(0) * scale
-            colour = _COLOURS.get(g.model, 'gray')
+            colour = _colour(g)
             ax.plot(steps, mean, color=colour,
                     label=f'{g.label} (n={len(g.runs)})')
             if len(g.runs) > 1:
@@ -116,7 +123,7 @@ def plot_time_to_accuracy(groups: Sequence[Group], folder: PathLike
                        for t in grid] for c in curves]
             mean = np.mean(values, axis=0) * scale
             ax.step(grid, mean, where='post',
-                    color=_COLOURS.get(g.model, 'tab:green'),
+                    color=_colour(g),
                     label=f'{g.label} (n={len(curves)})')
         threshold = common_threshold(members) * scale
         ax.axhline(threshold, color='k', linestyle=':', alpha=0.6,
@@ -167,7 +174,7 @@ def plot_test_predictions(groups: Sequence[Group], folder: PathLike
                 low, high = min(labels.min(), mean.min()), max(
                     labels.max(), mean.max())
                 ax.scatter(labels, mean, s=4, alpha=0.5,
-                           color=_COLOURS.get(g.model, 'tab:green'))
+                           color=_colour(g))
                 ax.plot([low, high], [low, high], 'k:', lw=1)
                 ax.set_xlabel('label')
                 ax.set_ylabel(f'mean prediction of {len(tables)} seeds')

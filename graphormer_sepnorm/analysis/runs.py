@@ -40,7 +40,8 @@ _ORDER = {'sep': 0, 'share': 1}
 class Group:
     r"""The runs of one model on one dataset (one row of the table)."""
     dataset: str
-    model: str  # 'sep', 'share', or another model family's name
+    model: str  # 'sep', 'share', a Graphormer variant's model_label, or
+    #             another model family's name (model_family)
     metric: str
     runs: list[dict] = field(default_factory=list)
 
@@ -50,7 +51,13 @@ class Group:
 
     @property
     def is_graphormer(self) -> bool:
-        return self.model in NORM_LABELS
+        return not self.runs or not self.runs[0].get('model_family')
+
+    @property
+    def is_sepnorm(self) -> bool:
+        r"""A Graphormer with SepNorm (the recipe's, or a variant of it)."""
+        return self.is_graphormer and bool(self.runs) and \
+            self.runs[0].get('norm') == 'sep'
 
     @property
     def higher_is_better(self) -> bool:
@@ -104,14 +111,19 @@ def load_runs(root: PathLike) -> list[dict]:
 
 
 def group_runs(runs: Sequence[dict]) -> list[Group]:
-    r"""Groups runs by (dataset, model): Graphormer runs by their norm,
-    others by :obj:`model_family`; SepNorm, ShareNorm, then others."""
+    r"""Groups runs by (dataset, model): Graphormer runs by their norm (or
+    their :obj:`model_label`, for variants such as training from SMILES),
+    others by :obj:`model_family`; SepNorm, ShareNorm, then the others. A
+    run's :obj:`benchmark` (set by the protocol for a run on a CSV of a
+    benchmark's molecules) names its dataset."""
     groups: dict[tuple[str, str], Group] = {}
     for run in runs:
-        model = run.get('model_family') or run['norm']
-        key = (run['dataset'], model)
+        model = run.get('model_family') or run.get('model_label') or \
+            run['norm']
+        dataset = run.get('benchmark') or run['dataset']
+        key = (dataset, model)
         if key not in groups:
-            groups[key] = Group(run['dataset'], model, run['metric'])
+            groups[key] = Group(dataset, model, run['metric'])
         groups[key].runs.append(run)
     for group in groups.values():
         group.runs.sort(key=lambda r: r['seed'])

@@ -44,12 +44,18 @@ def read_test_predictions(run: dict) -> Optional[dict[int, tuple[float,
 
 def common_molecules(runs: Sequence[dict]) -> Optional[list[int]]:
     r"""The ids of the test molecules that every run predicted, sorted;
-    :obj:`None` if a run kept no test predictions."""
-    common = None
+    :obj:`None` if a run kept no test predictions, or if the runs' ids do
+    not name the same molecules (an id whose label differs between runs,
+    e.g. a run on a CSV numbers its molecules by row)."""
+    common, labels = None, {}
     for run in runs:
         predictions = read_test_predictions(run)
         if predictions is None:
             return None
+        for i, (target, _) in predictions.items():
+            if abs(labels.setdefault(i, target) - target) > 1e-6 * max(
+                    1.0, abs(target)):
+                return None
         common = set(predictions) if common is None else common & set(
             predictions)
     return sorted(common or ())

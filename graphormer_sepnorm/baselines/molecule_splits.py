@@ -25,7 +25,7 @@ from typing import Sequence, Union
 import numpy as np
 
 __all__ = ['BASELINE_DATASETS', 'SPLITS', 'MoleculeSplit', 'rdkit_rejects',
-           'load_molecule_splits']
+           'load_molecule_splits', 'write_splits_csv']
 
 PathLike = Union[str, Path]
 
@@ -160,3 +160,27 @@ def load_molecule_splits(dataset: str,
         return _molhiv_splits(source)
     raise ValueError(f"Unknown dataset {dataset!r}; choose one of "
                      f"{', '.join(BASELINE_DATASETS)}")
+
+
+def write_splits_csv(dataset: str, source: PathLike, path: PathLike) -> Path:
+    r"""Writes the benchmark splits of :obj:`dataset` as one CSV that
+    ``scripts/train.py`` reads with :obj:`data.name: csv`: columns
+    :obj:`smiles`, :obj:`target` (ZINC: penalized logP; MolHIV: 0/1
+    activity), :obj:`split` (``train``, ``valid`` or ``test``, for
+    :obj:`data.split: column`) and :obj:`id` (the molecule's index as in
+    :attr:`MoleculeSplit.ids`), train rows first, each split in file order;
+    the molecules RDKit rejects are left out, as for chemprop. Returns the
+    path (its folder is created)."""
+    path = Path(path)
+    splits = load_molecule_splits(dataset, source)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, 'w', newline='') as f:
+        writer = csv.writer(f)
+        writer.writerow(['smiles', 'target', 'split', 'id'])
+        for name, csv_name in zip(SPLITS, ('train', 'valid', 'test')):
+            part = splits[name]
+            for smiles, target, i in zip(part.smiles, part.targets,
+                                         part.ids):
+                writer.writerow([smiles, repr(float(target)), csv_name,
+                                 int(i)])
+    return path

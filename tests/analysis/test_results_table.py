@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def write_run(root, name, dataset, norm, seed, test, val, metric='mae',
               family=None, cpu_minutes=(1.0, 2.0), trial=None,
-              predictions=None):
+              predictions=None, **labels):
     """A run directory; :obj:`predictions` ({id: (target, prediction)})
     becomes its test_predictions.csv."""
     run = root / name
@@ -34,6 +34,7 @@ def write_run(root, name, dataset, norm, seed, test, val, metric='mae',
         'hardware': {'device_name': 'AMD EPYC (2 cores)'}}
     if family:
         results['model_family'] = family
+    results.update(labels)  # benchmark, model_label
     if trial:
         results['protocol'] = {'trial': trial,
                                'overrides': [f'optim.lr={trial}']}
@@ -130,6 +131,30 @@ def test_against_another_family_on_the_molecules_both_predicted(tmp_path):
     assert ("SepNorm's test MAE is better than chemprop D-MPNN's by 0.350 "
             "on average on the 3 test molecules both predicted") in sentence
     assert 'CPU minutes per run 2.0 ± 0.0 vs 2.0 ± 0.0' in sentence
+
+
+def test_a_graphormer_variant_on_a_benchmark_csv(tmp_path):
+    """Runs on a CSV of ZINC's molecules (dataset 'csv', with the protocol's
+    benchmark and model_label) form their own Graphormer row under
+    zinc_subset and are compared with chemprop. Their ids are CSV rows, so
+    id 1 names another molecule (label 5) than chemprop's id 1 (label 1):
+    no common molecules, and each run's reported test metric is used."""
+    variant = dict(benchmark='zinc_subset',
+                   model_label='Graphormer + SepNorm (SMILES)')
+    for seed, test in ((0, 0.20), (1, 0.22)):
+        write_run(tmp_path, f'v{seed}', 'csv', 'sep', seed, test, test,
+                  predictions={1: (5.0, 5.0), 2: (6.0, 6.0)}, **variant)
+        write_run(tmp_path, f'c{seed}', 'zinc_subset', None, seed,
+                  test + 0.1, test, family='chemprop D-MPNN',
+                  predictions={0: (0.0, 0.0), 1: (1.0, 1.0)})
+    groups = group_runs(load_runs(tmp_path))
+    assert [(g.dataset, g.label, g.is_graphormer, g.is_sepnorm)
+            for g in groups] == [
+        ('zinc_subset', 'Graphormer + SepNorm (SMILES)', True, True),
+        ('zinc_subset', 'chemprop D-MPNN', False, False)]
+    comparison = comparison_table(groups)
+    assert ("| zinc_subset | MAE | Graphormer + SepNorm (SMILES) − chemprop "
+            "D-MPNN | each run's own | -0.100 |") in comparison
 
 
 def test_seed_ensemble_by_hand(tmp_path):

@@ -81,3 +81,56 @@ def test_missing_file_and_wrong_columns_are_named(tmp_path):
         load_molecule_splits('zinc_subset', tmp_path)
     with pytest.raises(ValueError, match='Unknown dataset'):
         load_molecule_splits('zinc', tmp_path)
+
+
+def test_splits_csv_trains_as_a_csv_dataset_with_the_same_splits(tmp_path):
+    """write_splits_csv (scripts/make_split_csv.py) on the small MolHIV copy
+    with 2 rejected SMILES: the kept molecules in split order, and the CSV
+    dataset (data.split: column) reads back exactly these splits, with OGB's
+    indices in the id column."""
+    from graphormer_sepnorm.baselines import write_splits_csv
+    from graphormer_sepnorm.data.csv_splits import load_csv_splits
+    from graphormer_sepnorm.data.datasets import graph_targets
+    small_molhiv(tmp_path)
+    splits = load_molecule_splits('molhiv', tmp_path)
+    path = write_splits_csv('molhiv', tmp_path, tmp_path / 'out' / 'hiv.csv')
+    lines = path.read_text().splitlines()
+    assert lines[0] == 'smiles,target,split,id'
+    rows = [line.rsplit(',', 3) for line in lines[1:]]
+    expected = []
+    for name, csv_name in (('train', 'train'), ('val', 'valid'),
+                           ('test', 'test')):
+        part = splits[name]
+        expected += [(smiles, float(y), csv_name, int(i)) for smiles, y, i in
+                     zip(part.smiles, part.targets, part.ids)]
+    assert [(s, float(y), name, int(i)) for s, y, name, i in rows] == \
+        expected
+    assert 137 not in [i for *_, i in expected]  # rejected by RDKit
+    data = {'name': 'csv', 'path': str(path), 'smiles_column': 'smiles',
+            'target_columns': ['target'], 'task': 'binary',
+            'featurizer': 'ogb', 'split': 'column', 'split_column': 'split',
+            'split_sizes': [0.8, 0.1, 0.1], 'split_seed': 0,
+            'root': str(tmp_path / 'data'), 'max_nodes': 512,
+            'limit_train': None, 'limit_val': None, 'limit_test': None}
+    graphs = load_csv_splits(data)
+    for name in ('train', 'val', 'test'):
+        assert len(graphs[name]) == len(splits[name])
+        np.testing.assert_array_equal(
+            graph_targets(graphs[name]).view(-1).numpy(),
+            splits[name].targets)
+
+
+def test_split_csv_script_errors_are_one_line(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[2] / 'scripts' / \
+        'make_split_csv.py'
+    result = subprocess.run(
+        [sys.executable, str(script), '--dataset', 'zinc_subset',
+         '--source', str(tmp_path / 'nope'), '--output',
+         str(tmp_path / 'x.csv')], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stderr.startswith('error: ') and \
+        result.stderr.count('\n') == 1 and 'ZINC-proxy' in result.stderr
+    assert not (tmp_path / 'x.csv').exists()

@@ -46,6 +46,7 @@ def plan(zinc_root, tmp_path_factory):
                    f'data.raw_source={_relative(source)}', *TINY],
         'trials': {'lr1e-3': ['optim.lr=1e-3']},
         'keep_model': True,
+        'model_label': 'Graphormer (tiny)',
     }))
     workdir = _relative(folder / 'work')
     result = _run(_relative(plan), '--workdir', workdir)
@@ -66,6 +67,8 @@ def test_a_plan_keeps_each_runs_artefacts(plan):
         assert results['norm'] == norm and results['steps'] == 8
         assert results['test_metric_at_best_val'] is None  # never read
         assert results['protocol']['trial'] == 'lr1e-3'
+        assert results['model_label'] == 'Graphormer (tiny)'
+        assert 'benchmark' not in results  # not in the plan
         assert results['protocol']['overrides'] == ['optim.lr=1e-3']
         config = yaml.safe_load((kept / 'config.yaml').read_text())
         assert config['optim']['lr'] == 1e-3 and config['seed'] == 0
