@@ -14,7 +14,7 @@ A plan is a YAML file (see ``benchmarks/plans/``)::
       lr1e-3: [optim.lr=1e-3]
     keep_model: false                   # optional: also keep the weights
     benchmark: zinc_subset              # optional, for runs on a CSV of a
-    model_label: Graphormer + SepNorm (SMILES)  # benchmark's molecules
+    variant: from SMILES                # benchmark's molecules
 
 Every (trial, seed, config) is one run of ``scripts/train.py``; the runs of
 one trial and seed start next to each other, so SepNorm and ShareNorm share
@@ -27,10 +27,10 @@ the machine under the same conditions. A run writes its run directory under
 ``keep_model: true`` (final runs) the best model is kept too, as
 ``model.safetensors`` with float16 weights (about 1 MB for the ZINC slim
 model): enough to rebuild ensembles and the graph-token analysis from the
-repository alone. ``benchmark`` and ``model_label`` go into each
+repository alone. ``benchmark`` and ``variant`` go into each
 ``results.json``, so that ``scripts/results_table.py`` lists runs trained
 on a CSV of a benchmark's molecules (``scripts/make_split_csv.py``) under
-that benchmark, as their own model. Running the plan again skips finished runs and continues
+that benchmark, as their own rows (one per norm). Running the plan again skips finished runs and continues
 interrupted ones with ``--resume``, so a stopped session loses at most one
 checkpoint interval per run. Paths are given relative to the repository
 (run from its root), so no absolute path of this machine enters an
@@ -63,7 +63,7 @@ ARTEFACTS = ('config.yaml', 'metrics.csv', 'results.json', 'curves.png',
 #: The best model of a run, kept (float16) when the plan says keep_model.
 MODEL_FILE = 'model.safetensors'
 #: Plan keys copied into each kept results.json (how the results group it).
-RESULT_LABELS = ('benchmark', 'model_label')
+RESULT_LABELS = ('benchmark', 'variant')
 #: Environment of every run: one thread per run, runs side by side.
 ONE_THREAD = {'OMP_NUM_THREADS': '1', 'MKL_NUM_THREADS': '1',
               'NUMBA_NUM_THREADS': '1'}

@@ -62,7 +62,7 @@ def results_table(groups: Sequence[Group]) -> str:
 
 def _short(group: Group) -> str:
     return {'sep': 'SepNorm', 'share': 'ShareNorm'}.get(group.model,
-                                                        group.model)
+                                                        group.label)
 
 
 def comparison_table(groups: Sequence[Group]) -> str:

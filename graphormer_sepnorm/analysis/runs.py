@@ -40,14 +40,15 @@ _ORDER = {'sep': 0, 'share': 1}
 class Group:
     r"""The runs of one model on one dataset (one row of the table)."""
     dataset: str
-    model: str  # 'sep', 'share', a Graphormer variant's model_label, or
-    #             another model family's name (model_family)
+    model: str  # see model_of
     metric: str
     runs: list[dict] = field(default_factory=list)
 
     @property
     def label(self) -> str:
-        return NORM_LABELS.get(self.model, self.model)
+        if self.model in NORM_LABELS or not self.is_graphormer:
+            return NORM_LABELS.get(self.model, self.model)
+        return f"{NORM_LABELS[self.runs[0]['norm']]}, {self.runs[0]['variant']}"
 
     @property
     def is_graphormer(self) -> bool:
@@ -110,17 +111,30 @@ def load_runs(root: PathLike) -> list[dict]:
     return runs
 
 
+def dataset_of(run: dict) -> str:
+    r"""The dataset a run is listed under: its :obj:`benchmark` (set by the
+    protocol for a run on a CSV of a benchmark's molecules), else its
+    :obj:`dataset`."""
+    return run.get('benchmark') or run['dataset']
+
+
+def model_of(run: dict) -> str:
+    r"""The model a run belongs to: another family's :obj:`model_family`
+    (chemprop), or the Graphormer's norm (:obj:`"sep"`, :obj:`"share"`),
+    followed by the protocol's :obj:`variant` if any (e.g. :obj:`"sep,
+    from SMILES, OGB features"`)."""
+    if run.get('model_family'):
+        return run['model_family']
+    variant = run.get('variant')
+    return f"{run['norm']}, {variant}" if variant else run['norm']
+
+
 def group_runs(runs: Sequence[dict]) -> list[Group]:
-    r"""Groups runs by (dataset, model): Graphormer runs by their norm (or
-    their :obj:`model_label`, for variants such as training from SMILES),
-    others by :obj:`model_family`; SepNorm, ShareNorm, then the others. A
-    run's :obj:`benchmark` (set by the protocol for a run on a CSV of a
-    benchmark's molecules) names its dataset."""
+    r"""Groups runs by (:func:`dataset_of`, :func:`model_of`): SepNorm,
+    ShareNorm, Graphormer variants, then other model families."""
     groups: dict[tuple[str, str], Group] = {}
     for run in runs:
-        model = run.get('model_family') or run.get('model_label') or \
-            run['norm']
-        dataset = run.get('benchmark') or run['dataset']
+        dataset, model = dataset_of(run), model_of(run)
         key = (dataset, model)
         if key not in groups:
             groups[key] = Group(dataset, model, run['metric'])
@@ -128,7 +142,8 @@ def group_runs(runs: Sequence[dict]) -> list[Group]:
     for group in groups.values():
         group.runs.sort(key=lambda r: r['seed'])
     return sorted(groups.values(),
-                  key=lambda g: (g.dataset, _ORDER.get(g.model, 2), g.model))
+                  key=lambda g: (g.dataset, _ORDER.get(
+                      g.model, 2 if g.is_graphormer else 3), g.model))
 
 
 def best_so_far(run: dict) -> list[tuple[float, float]]:

@@ -6,7 +6,7 @@ import statistics
 from typing import Sequence
 
 from .results import mean_std
-from .runs import NORM_LABELS
+from .runs import NORM_LABELS, dataset_of
 
 
 def trials_table(runs: Sequence[dict]) -> str:
@@ -16,8 +16,9 @@ def trials_table(runs: Sequence[dict]) -> str:
     by_dataset: dict[str, dict[str, list[dict]]] = {}
     for run in runs:
         trial = run.get('protocol', {}).get('trial', '?')
-        by_dataset.setdefault(run['dataset'], {}).setdefault(trial,
-                                                             []).append(run)
+        dataset = dataset_of(run) + (f", {run['variant']}"
+                                     if run.get('variant') else '')
+        by_dataset.setdefault(dataset, {}).setdefault(trial, []).append(run)
     sections = []
     for dataset, trials in sorted(by_dataset.items()):
         metric = next(iter(trials.values()))[0]['metric']

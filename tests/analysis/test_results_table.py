@@ -135,12 +135,11 @@ def test_against_another_family_on_the_molecules_both_predicted(tmp_path):
 
 def test_a_graphormer_variant_on_a_benchmark_csv(tmp_path):
     """Runs on a CSV of ZINC's molecules (dataset 'csv', with the protocol's
-    benchmark and model_label) form their own Graphormer row under
-    zinc_subset and are compared with chemprop. Their ids are CSV rows, so
+    benchmark and variant) form their own Graphormer row under zinc_subset
+    and are compared with chemprop. Their ids are CSV rows, so
     id 1 names another molecule (label 5) than chemprop's id 1 (label 1):
     no common molecules, and each run's reported test metric is used."""
-    variant = dict(benchmark='zinc_subset',
-                   model_label='Graphormer + SepNorm (SMILES)')
+    variant = dict(benchmark='zinc_subset', variant='from SMILES')
     for seed, test in ((0, 0.20), (1, 0.22)):
         write_run(tmp_path, f'v{seed}', 'csv', 'sep', seed, test, test,
                   predictions={1: (5.0, 5.0), 2: (6.0, 6.0)}, **variant)
@@ -150,11 +149,13 @@ def test_a_graphormer_variant_on_a_benchmark_csv(tmp_path):
     groups = group_runs(load_runs(tmp_path))
     assert [(g.dataset, g.label, g.is_graphormer, g.is_sepnorm)
             for g in groups] == [
-        ('zinc_subset', 'Graphormer + SepNorm (SMILES)', True, True),
+        ('zinc_subset', 'Graphormer + SepNorm, from SMILES', True, True),
         ('zinc_subset', 'chemprop D-MPNN', False, False)]
     comparison = comparison_table(groups)
-    assert ("| zinc_subset | MAE | Graphormer + SepNorm (SMILES) − chemprop "
-            "D-MPNN | each run's own | -0.100 |") in comparison
+    assert ("| zinc_subset | MAE | Graphormer + SepNorm, from SMILES − "
+            "chemprop D-MPNN | each run's own | -0.100 |") in comparison
+    trials = trials_table(load_runs(tmp_path))
+    assert '### zinc_subset, from SMILES: best validation MAE' in trials
 
 
 def test_seed_ensemble_by_hand(tmp_path):

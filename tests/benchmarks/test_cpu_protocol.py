@@ -46,7 +46,7 @@ def plan(zinc_root, tmp_path_factory):
                    f'data.raw_source={_relative(source)}', *TINY],
         'trials': {'lr1e-3': ['optim.lr=1e-3']},
         'keep_model': True,
-        'model_label': 'Graphormer (tiny)',
+        'variant': 'tiny',
     }))
     workdir = _relative(folder / 'work')
     result = _run(_relative(plan), '--workdir', workdir)
@@ -67,7 +67,7 @@ def test_a_plan_keeps_each_runs_artefacts(plan):
         assert results['norm'] == norm and results['steps'] == 8
         assert results['test_metric_at_best_val'] is None  # never read
         assert results['protocol']['trial'] == 'lr1e-3'
-        assert results['model_label'] == 'Graphormer (tiny)'
+        assert results['variant'] == 'tiny'
         assert 'benchmark' not in results  # not in the plan
         assert results['protocol']['overrides'] == ['optim.lr=1e-3']
         config = yaml.safe_load((kept / 'config.yaml').read_text())
