@@ -26,14 +26,17 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Mapping, Optional, Sequence, Union
+from urllib.error import URLError
 
 import torch
 from torch import Tensor
 
+from .errors import DataError
+
 __all__ = [
     'DATASET_NAMES', 'DatasetInfo', 'dataset_info', 'data_info',
-    'dataset_dir', 'RawFilesMismatchError', 'check_raw_source',
-    'check_raw_files', 'prepare_raw', 'ogb_safe_load', 'GraphSplits',
+    'dataset_dir', 'DownloadError', 'RawFilesMismatchError',
+    'check_raw_source', 'check_raw_files', 'prepare_raw', 'ogb_safe_load', 'GraphSplits',
     'load_splits', 'load_data_splits', 'limit_splits', 'graph_targets',
     'target_statistics'
 ]
@@ -165,6 +168,11 @@ def check_raw_source(name: str, source: PathLike) -> Path:
     return folder
 
 
+class DownloadError(DataError):
+    r"""The dataset is not under the data root and could not be downloaded
+    (e.g. no internet); the message says to set :obj:`data.raw_source`."""
+
+
 class RawFilesMismatchError(ValueError):
     r"""The raw files under the data root do not belong together: they
     differ from :obj:`data.raw_source`'s, or index graphs the pickles lack.
@@ -215,7 +223,8 @@ def prepare_raw(name: str, root: PathLike,
     r"""Creates the dataset folder under :obj:`root` and, with
     :obj:`raw_source`, copies every raw file it lacks from there (files
     already present must equal the source's, see :func:`check_raw_files`).
-    Returns the dataset folder."""
+    Without :obj:`raw_source`, MolHIV's folder is left to ogb, which
+    creates it when it downloads. Returns the dataset folder."""
     target = dataset_dir(name, root)
     if raw_source is not None:
         check_raw_files(name, root, raw_source)
@@ -225,12 +234,17 @@ def prepare_raw(name: str, root: PathLike,
                 tmp = dst.with_name(dst.name + '.part')
                 shutil.copyfile(src, tmp)  # contents only, not read-only mode
                 tmp.replace(dst)
-    elif name == 'molhiv' and target.is_dir() and not (
-            target / 'RELEASE_v1.txt').exists():
-        # ogb would stop and ask on stdin whether to delete the folder.
-        raise FileNotFoundError(
-            f"{target} exists but has no RELEASE_v1.txt, so ogb would ask "
-            f"whether to delete it; remove the folder or set data.raw_source")
+    elif name == 'molhiv':
+        if target.is_dir() and not (target / 'RELEASE_v1.txt').exists():
+            # ogb would stop and ask on stdin whether to delete the folder.
+            raise FileNotFoundError(
+                f"{target} exists but has no RELEASE_v1.txt, so ogb would "
+                f"ask whether to delete it; remove the folder or set "
+                f"data.raw_source")
+        # ogb downloads into the parent and creates the folder itself (an
+        # empty one would make it ask the question above).
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return target
     target.mkdir(parents=True, exist_ok=True)
     return target
 
@@ -291,6 +305,22 @@ def load_splits(name: str, root: PathLike, max_nodes: int = 512,
     """
     info = dataset_info(name)
     target = prepare_raw(name, root, raw_source)
+    try:
+        splits = _load_split_datasets(name, target, max_nodes)
+    except URLError as error:  # PyG and ogb download with urllib
+        example = ('../shared/data/ogbg_molhiv' if name == 'molhiv' else
+                   '../shared/data/ZINC-proxy')
+        raise DownloadError(
+            f"{info.title} is not under {target} and downloading it failed "
+            f"({error.reason}); without internet, set data.raw_source to a "
+            f"folder holding its raw files (e.g. {example})") from None
+    return GraphSplits(*limit_splits(splits, limit_train, limit_val,
+                                     limit_test), info=info)
+
+
+def _load_split_datasets(name: str, target: Path, max_nodes: int) -> list:
+    r"""The train, val and test datasets of :obj:`name` in :obj:`target`
+    (downloaded there first when its raw files are missing)."""
     pre_transform = _shortest_paths(max_nodes)
     if name == 'molhiv':
         from .processed_cache import FingerprintedOGB
@@ -314,8 +344,7 @@ def load_splits(name: str, root: PathLike, max_nodes: int = 512,
                 f"they come from different copies of ZINC; remove "
                 f"{target / 'raw'} and set data.raw_source to one complete "
                 f"copy (e.g. ../shared/data/ZINC-proxy)") from None
-    return GraphSplits(*limit_splits(splits, limit_train, limit_val,
-                                     limit_test), info=info)
+    return splits
 
 
 def load_data_splits(data: Mapping) -> GraphSplits:

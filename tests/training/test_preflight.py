@@ -164,3 +164,33 @@ def test_data_root_with_raw_files_of_another_copy(tmp_path):
     assert {p.name: p.read_bytes() for p in raw.iterdir()} == before
     assert sorted(p.name for p in (root / 'ZINC').iterdir()) == ['raw']
     assert not (tmp_path / 'runs').exists()
+
+
+@pytest.mark.parametrize('config,example', [
+    ('zinc_subset_sepnorm.yaml', '../shared/data/ZINC-proxy'),
+    ('molhiv_sepnorm.yaml', '../shared/data/ogbg_molhiv')])
+def test_no_raw_source_and_no_internet(tmp_path, capsys, monkeypatch, config,
+                                       example):
+    """An empty data root without data.raw_source makes PyG / ogb download;
+    offline that is one line naming data.raw_source (it was a urllib
+    traceback), exit 2, and no run directory."""
+    import urllib.error
+    import urllib.request
+
+    def offline(*args, **kwargs):
+        raise urllib.error.URLError('[Errno -3] Temporary failure in name '
+                                    'resolution')
+
+    monkeypatch.setattr(urllib.request, 'urlopen', offline)
+    assert train_main(['--config', str(CONFIGS / config),
+                       f'data.root={tmp_path / "data"}',
+                       f'output_dir={tmp_path / "runs"}']) == 2
+    # The download starts inside Lightning's fit, after its INFO lines.
+    lines = capsys.readouterr().err.strip().splitlines()
+    line = lines[-1]
+    assert line.startswith('error: ') and not [
+        other for other in lines[:-1] if not other.startswith('INFO: ')]
+    assert 'downloading it failed' in line and 'name resolution' in line
+    assert f'set data.raw_source to a folder holding its raw files (e.g. ' \
+        f'{example})' in line
+    assert not list((tmp_path / 'runs').glob('*/checkpoints'))
