@@ -1,24 +1,45 @@
 #!/usr/bin/env python
 """Graph-token geometry of trained models (the SepNorm paper's claim): the
-uniformity and anisotropy of the graph-token embeddings on a split of each
-model's dataset, written to graph_token_geometry.json with a plot of the
-pairwise cosine similarities (graph_token_geometry.png)."""
+uniformity and anisotropy of the graph-token embeddings of each run on a
+split of its own dataset, summarized per dataset and norm over seeds
+(SepNorm against ShareNorm with Welch's test), written to
+graph_token_geometry.json with a plot of the pairwise cosine similarities
+(graph_token_geometry.png). scripts/results_table.py --geometry puts the
+JSON's table and verdicts into the results."""
 import argparse
 import sys
 
-from graphormer_sepnorm.analysis.graph_token_report import graph_token_report
+from graphormer_sepnorm.analysis.graph_token_report import (
+    PLOT_FILE, REPORT_FILE, find_model_runs, graph_token_report)
+from graphormer_sepnorm.analysis.graph_token_summary import geometry_markdown
 from graphormer_sepnorm.checkpoint import CheckpointError
+
+
+def print_row(row: dict) -> None:
+    print(f"{row['run']} ({row['dataset']}, {row['norm']}, seed "
+          f"{row['seed']}): uniformity {row['uniformity']:.4f}, anisotropy "
+          f"{row['anisotropy']:.4f} ({row['num_graphs']} {row['split']} "
+          f"graphs)", flush=True)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument('--checkpoint', nargs='+', required=True,
+    models = parser.add_mutually_exclusive_group(required=True)
+    models.add_argument('--checkpoint', nargs='+',
                         help='model.safetensors files or run directories '
                         '(e.g. a SepNorm and a ShareNorm run)')
+    models.add_argument('--runs',
+                        help='folder of run directories (e.g. '
+                        'benchmarks/results/runs): every Graphormer run '
+                        'below it that kept model.safetensors, except other '
+                        'model families and variants')
     parser.add_argument('--split', default='test',
-                        choices=['train', 'val', 'test'])
+                        choices=['train', 'val', 'test'],
+                        help='split of each run\'s dataset (default: '
+                        '%(default)s)')
     parser.add_argument('--output-dir', default='.',
-                        help='where the JSON and PNG go (default: .)')
+                        help=f'where {REPORT_FILE} and {PLOT_FILE} go '
+                        f'(default: .)')
     parser.add_argument('--data.root', dest='root',
                         help='data root (default: the one used in training)')
     parser.add_argument('--data.raw_source', dest='raw_source',
@@ -30,16 +51,18 @@ def main(argv=None) -> int:
     overrides = {k: v for k, v in (('root', args.root),
                                    ('raw_source', args.raw_source)) if v}
     try:
-        rows = graph_token_report(args.checkpoint, args.output_dir,
-                                  args.split, overrides, args.batch_size,
-                                  args.device)
+        checkpoints = (find_model_runs(args.runs) if args.runs else
+                       args.checkpoint)
+        report = graph_token_report(checkpoints, args.output_dir,
+                                    args.split, overrides, args.batch_size,
+                                    args.device, base=args.runs,
+                                    on_row=print_row)
     except (CheckpointError, FileNotFoundError, ValueError) as error:
         print(f'error: {error}', file=sys.stderr)
         return 2
-    for row in rows:
-        print(f"{row['label']}: uniformity {row['uniformity']:.4f}, "
-              f"anisotropy {row['anisotropy']:.4f} ({row['num_graphs']} "
-              f"{row['split']} graphs)")
+    print()
+    print(geometry_markdown(report))
+    print(f'wrote {REPORT_FILE} and {PLOT_FILE} in {args.output_dir}')
     return 0
 
 

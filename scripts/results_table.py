@@ -5,12 +5,15 @@ validation epoch (mean ± std over seeds), SepNorm against ShareNorm and
 against chemprop (95% CI, Welch's t-test), seed ensembles (uncertainty
 against error), time to accuracy in CPU minutes, validation-curve,
 time-to-accuracy and test-prediction plots (parity, ROC), and the table of
-tuning trials."""
+tuning trials; with --geometry, the graph-token geometry of
+scripts/graph_token_analysis.py (SepNorm against ShareNorm)."""
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
 
+from graphormer_sepnorm.analysis.graph_token_summary import geometry_markdown
 from graphormer_sepnorm.analysis.result_plots import (plot_test_predictions,
                                                       plot_time_to_accuracy,
                                                       plot_validation_curves)
@@ -18,6 +21,10 @@ from graphormer_sepnorm.analysis.results import (results_markdown,
                                                  update_readme)
 from graphormer_sepnorm.analysis.runs import group_runs, load_runs
 from graphormer_sepnorm.analysis.tuning import trials_table
+
+
+def relative_link(path: Path, folder: Path) -> str:
+    return Path(os.path.relpath(path, folder)).as_posix()
 
 
 def main(argv=None) -> int:
@@ -36,6 +43,12 @@ def main(argv=None) -> int:
     parser.add_argument('--tuning', default=None,
                         help='folder of tuning trials (e.g. '
                         'benchmarks/results/tuning): writes TRIALS.md there')
+    parser.add_argument('--geometry', default=None,
+                        help='graph_token_geometry.json of '
+                        'scripts/graph_token_analysis.py (e.g. '
+                        'benchmarks/results/graph_token/'
+                        'graph_token_geometry.json): adds its table, '
+                        'verdicts and plot to the results')
     args = parser.parse_args(argv)
     try:
         trial_runs = load_runs(args.tuning) if args.tuning else None
@@ -47,6 +60,8 @@ def main(argv=None) -> int:
                   f'in {args.runs} yet, so no results table')
             return 0
         groups = group_runs(load_runs(args.runs))
+        geometry = (json.loads(Path(args.geometry).read_text())
+                    if args.geometry else None)
     except FileNotFoundError as error:
         print(f'error: {error}', file=sys.stderr)
         return 2
@@ -56,10 +71,15 @@ def main(argv=None) -> int:
                + plot_test_predictions(groups, args.figures))
     # Links relative to the README (repository root) and to RESULTS.md.
     block = results_markdown(groups, [f.as_posix() for f in figures])
+    text = results_markdown(groups, [relative_link(f, output.parent)
+                                     for f in figures])
+    if geometry is not None:
+        plot = Path(args.geometry).parent / geometry['plot']
+        block += '\n' + geometry_markdown(geometry, plot.as_posix())
+        text += '\n' + geometry_markdown(
+            geometry, relative_link(plot, output.parent))
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(results_markdown(
-        groups, [Path(os.path.relpath(f, output.parent)).as_posix()
-                 for f in figures]))
+    output.write_text(text)
     if args.readme:
         try:
             update_readme(args.readme, block)

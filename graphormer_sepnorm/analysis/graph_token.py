@@ -15,7 +15,10 @@ def pairwise_cosine(embeddings: Tensor) -> Tensor:
     _check(embeddings)
     unit = F.normalize(embeddings.double(), dim=-1)
     rows, cols = torch.triu_indices(unit.size(0), unit.size(0), offset=1)
-    return (unit[rows] * unit[cols]).sum(-1)
+    # From the n x n Gram matrix: gathering both rows of every pair first
+    # would hold n(n-1)/2 x channels values (10 GB for MolHIV's 4,113 test
+    # graphs at 80 channels).
+    return (unit @ unit.t())[rows, cols]
 
 
 def uniformity(embeddings: Tensor, t: float = 2.0) -> float:

@@ -1,64 +1,190 @@
 r"""Compare the graph-token geometry of trained models (SepNorm vs
-ShareNorm): uniformity and anisotropy on a split of their dataset, a JSON
-summary and a plot of the pairwise cosine similarities."""
+ShareNorm): uniformity and anisotropy of each run on a split of its
+dataset, summarized over seeds per dataset and norm (see
+:mod:`~graphormer_sepnorm.analysis.graph_token_summary`), as a JSON report
+and a plot of the pairwise cosine similarities."""
 import json
+import math
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
+
+import numpy as np
 
 from ..training.evaluate import load_checkpoint_split
 from .graph_token import (anisotropy, graph_token_embeddings, pairwise_cosine,
                           uniformity)
+from .graph_token_summary import group_rows, summarize_geometry
+from .results import mean_std
+from .runs import NORM_LABELS, load_runs
 
 PathLike = Union[str, Path]
+
+#: The files :func:`graph_token_report` writes into its output folder.
+REPORT_FILE = 'graph_token_geometry.json'
+PLOT_FILE = 'graph_token_geometry.png'
+#: Cosine similarities are counted in [-1, 1] at a resolution of 0.0001,
+#: then plotted in about :data:`_PLOT_BINS` bins over the range they cover.
+_FINE_BINS = 20_000
+_PLOT_BINS = 80
+
+
+def find_model_runs(folder: PathLike) -> list[Path]:
+    r"""The run directories below :obj:`folder` of Graphormer recipe runs
+    that kept their model: a :obj:`model.safetensors` beside a
+    :obj:`results.json` without :obj:`model_family` (another model family,
+    *e.g.* chemprop) and without :obj:`variant` (*e.g.* a Graphormer
+    trained from a CSV of the benchmark's SMILES), in path order.
+
+    Args:
+        folder (str or Path): *e.g.* :obj:`"benchmarks/results/runs"`.
+
+    Raises:
+        FileNotFoundError: :obj:`folder` is missing, or holds no such run.
+    """
+    runs = [Path(run['path']) for run in load_runs(folder)
+            if not run.get('model_family') and not run.get('variant')
+            and (Path(run['path']) / 'model.safetensors').is_file()]
+    if not runs:
+        raise FileNotFoundError(
+            f"No Graphormer run with model.safetensors below {folder} (runs "
+            f"keep their model when their plan says keep_model: true)")
+    return runs
+
+
+def portable_path(path: PathLike, base: Optional[PathLike] = None) -> str:
+    r""":obj:`path` as recorded in a report, never absolute: relative to the
+    current directory when it lies below it, else relative to :obj:`base`
+    when it lies below that, else its name alone.
+
+    Args:
+        path (str or Path): A run directory.
+        base (str or Path, optional): The folder the runs were found in.
+            (default: :obj:`None`)
+    """
+    path = Path(path).resolve()
+    for folder in (Path.cwd(), base):
+        if folder is not None and path.is_relative_to(Path(folder).resolve()):
+            return path.relative_to(Path(folder).resolve()).as_posix()
+    return path.name
 
 
 def graph_token_report(checkpoints: Sequence[PathLike], output_dir: PathLike,
                        split: str = 'test',
                        data_overrides: Optional[dict[str, Any]] = None,
-                       batch_size: int = 256,
-                       device: str = 'cpu') -> list[dict[str, Any]]:
-    r"""Writes :obj:`graph_token_geometry.json` and
-    :obj:`graph_token_geometry.png` into :obj:`output_dir` and returns one
-    row per checkpoint (label, norm, uniformity, anisotropy, graphs)."""
+                       batch_size: int = 256, device: str = 'cpu',
+                       base: Optional[PathLike] = None,
+                       on_row: Optional[Callable[[dict[str, Any]], None]] =
+                       None) -> dict[str, Any]:
+    r"""Evaluates the graph-token geometry of every checkpoint on
+    :obj:`split` of its own dataset and writes :data:`REPORT_FILE` and
+    :data:`PLOT_FILE` into :obj:`output_dir`.
+
+    Args:
+        checkpoints (list of str or Path): :obj:`model.safetensors` files or
+            run directories (*e.g.* :func:`find_model_runs`).
+        output_dir (str or Path): Where the report and the plot go.
+        split (str, optional): :obj:`"train"`, :obj:`"val"` or
+            :obj:`"test"`. (default: :obj:`"test"`)
+        data_overrides (dict, optional): Data settings that replace the
+            model card's, *e.g.* :obj:`{"root": "data"}`.
+            (default: :obj:`None`)
+        batch_size (int, optional): Graphs per forward. (default: :obj:`256`)
+        device (str, optional): Where the models run. (default: :obj:`"cpu"`)
+        base (str or Path, optional): The folder the runs were found in, for
+            :func:`portable_path`. (default: :obj:`None`)
+        on_row (callable, optional): Called with each run's row as soon as
+            it is computed (progress). (default: :obj:`None`)
+
+    Returns:
+        The report: :obj:`split`, :obj:`plot` (the plot's file name, beside
+        the report), :obj:`runs` (per run :obj:`dataset`, :obj:`norm`,
+        :obj:`seed`, :obj:`run`, :obj:`split`, :obj:`num_graphs`,
+        :obj:`uniformity`, :obj:`anisotropy`) and the
+        :func:`~graphormer_sepnorm.analysis.graph_token_summary.
+        summarize_geometry` of the runs.
+    """
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    rows, similarities = [], []
+    rows, counts = [], []
     for checkpoint in checkpoints:
         model, card, info, dataset, path = load_checkpoint_split(
             checkpoint, split, data_overrides, device)
         embeddings = graph_token_embeddings(model, dataset, batch_size,
                                             device)
-        label = f"{path.parent.name} ({model.config['norm']})"
-        rows.append({
-            'label': label,
-            'checkpoint': str(path),
+        row = {
             'dataset': info.name,
-            'split': split,
             'norm': model.config['norm'],
+            'seed': card.extra.get('seed'),
+            'run': portable_path(path.parent, base),
+            'split': split,
             'num_graphs': int(embeddings.size(0)),
             'uniformity': uniformity(embeddings),
             'anisotropy': anisotropy(embeddings),
-        })
-        similarities.append((label, pairwise_cosine(embeddings)))
-    with open(output_dir / 'graph_token_geometry.json', 'w') as f:
-        json.dump(rows, f, indent=2)
-    _plot(similarities, rows, output_dir / 'graph_token_geometry.png')
-    return rows
+        }
+        rows.append(row)
+        counts.append(np.histogram(
+            pairwise_cosine(embeddings).clamp(-1, 1).numpy(),
+            bins=_FINE_BINS, range=(-1, 1))[0])
+        if on_row is not None:
+            on_row(row)
+    report = {'split': split, 'plot': PLOT_FILE, 'runs': rows,
+              **summarize_geometry(rows)}
+    with open(output_dir / REPORT_FILE, 'w') as f:
+        json.dump(report, f, indent=2)
+        f.write('\n')
+    _plot(rows, counts, split, output_dir / PLOT_FILE)
+    return report
 
 
-def _plot(similarities, rows, path: Path) -> None:
+def _coarse(counts: Sequence[np.ndarray]) -> tuple[int, int, int]:
+    r"""The plotted bins of the fine :obj:`counts` of some runs: the first
+    occupied fine bin, fine bins per plotted bin, and plotted bins, so that
+    about :data:`_PLOT_BINS` bins cover every occupied one."""
+    occupied = np.flatnonzero(np.sum(counts, axis=0))
+    first, span = int(occupied[0]), int(occupied[-1] + 1 - occupied[0])
+    step = math.ceil(span / _PLOT_BINS)
+    return first, step, math.ceil(span / step)
+
+
+def _density(counts: np.ndarray, first: int, step: int,
+             bins: int) -> np.ndarray:
+    r"""The density of one run's fine :obj:`counts` in the plotted bins."""
+    window = np.zeros(bins * step)
+    kept = counts[first:first + bins * step]
+    window[:len(kept)] = kept
+    return window.reshape(bins, step).sum(1) / (counts.sum() * step * 2 /
+                                                _FINE_BINS)
+
+
+def _plot(rows, counts, split: str, path: Path) -> None:
+    r"""One panel per dataset over the range its cosine similarities cover:
+    per norm their density, averaged over its runs."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    for (label, cosine), row in zip(similarities, rows):
-        ax.hist(cosine.numpy(), bins=100, range=(-1, 1), histtype='step',
-                density=True,
-                label=f"{label}: uniformity {row['uniformity']:.2f}, "
-                f"anisotropy {row['anisotropy']:.2f}")
-    ax.set_xlabel('cosine similarity of two graph-token embeddings')
-    ax.set_ylabel('density')
-    ax.legend(fontsize=7)
+    groups = group_rows(rows)
+    datasets = sorted({dataset for dataset, _ in groups})
+    fig, axes = plt.subplots(1, len(datasets), squeeze=False,
+                             figsize=(6 * len(datasets), 4.2))
+    for ax, dataset in zip(axes[0], datasets):
+        first, step, bins = _coarse([c for row, c in zip(rows, counts)
+                                     if row['dataset'] == dataset])
+        edges = -1 + 2 / _FINE_BINS * (first + step * np.arange(bins + 1))
+        for (name, norm), members in groups.items():
+            if name != dataset:
+                continue
+            density = np.mean([_density(c, first, step, bins)
+                               for row, c in zip(rows, counts)
+                               if (row['dataset'], row['norm']) == (name, norm)
+                               ], axis=0)
+            ax.stairs(density, edges, label=(
+                f"{NORM_LABELS.get(norm, norm)} (n = {len(members)})\n"
+                f"uniformity {mean_std([r['uniformity'] for r in members])}, "
+                f"anisotropy {mean_std([r['anisotropy'] for r in members])}"))
+        ax.set_title(f'{dataset}, {split} split')
+        ax.set_xlabel('cosine similarity of two graph-token embeddings')
+        ax.set_ylabel('density (mean over runs)')
+        ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -266,3 +266,48 @@ def test_tuning_table_alone_before_any_final_run(tmp_path):
     assert '| 5e-4 | `optim.lr=5e-4`' in (tuning / 'TRIALS.md').read_text()
     assert not (tmp_path / 'RESULTS.md').exists()
     assert 'no results table' in result.stdout
+
+
+def test_geometry_table_sentences_and_plot_link(runs, tmp_path):
+    """--geometry appends the graph-token geometry of
+    graph_token_analysis.py; its plot is linked from the README (as given)
+    and from RESULTS.md (relative to it)."""
+    from graphormer_sepnorm.analysis.graph_token_summary import \
+        summarize_geometry
+    rows = [{'dataset': 'zinc_subset', 'norm': norm, 'seed': seed,
+             'run': f'runs/zinc_subset/{norm}_seed{seed}', 'split': 'test',
+             'num_graphs': 1000, 'uniformity': u, 'anisotropy': a}
+            for norm, values in (('sep', ((-3.0, 0.1), (-2.8, 0.2))),
+                                 ('share', ((-1.0, 0.5), (-1.4, 0.7))))
+            for seed, (u, a) in enumerate(values)]
+    geometry = tmp_path / 'graph_token' / 'graph_token_geometry.json'
+    geometry.parent.mkdir()
+    geometry.write_text(json.dumps({'split': 'test',
+                                    'plot': 'graph_token_geometry.png',
+                                    'runs': rows,
+                                    **summarize_geometry(rows)}))
+    readme = tmp_path / 'README.md'
+    readme.write_text(f'{README_BEGIN}\n{README_END}\n')
+    output = tmp_path / 'out' / 'RESULTS.md'
+    result = subprocess.run(
+        [sys.executable, str(REPO / 'scripts/results_table.py'), '--runs',
+         str(runs), '--output', str(output), '--figures',
+         str(tmp_path / 'figs'), '--readme', str(readme), '--geometry',
+         str(geometry)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    for text in (readme.read_text(), output.read_text()):
+        assert ('| zinc_subset | Graphormer + SepNorm | 2 | -2.900 ± 0.141 '
+                '| 0.150 ± 0.071 |') in text
+        assert ("SepNorm's graph-token embeddings are more uniform "
+                "(uniformity -2.900 vs -1.200") in text
+        assert text.index('**Time to accuracy**') < text.index(
+            '**Graph-token geometry**')
+    assert (f'![graph_token_geometry]({geometry.parent}/'
+            f'graph_token_geometry.png)') in readme.read_text()
+    assert ('![graph_token_geometry](../graph_token/'
+            'graph_token_geometry.png)') in output.read_text()
+    result = subprocess.run(
+        [sys.executable, str(REPO / 'scripts/results_table.py'), '--runs',
+         str(runs), '--output', str(output), '--geometry',
+         str(tmp_path / 'none.json')], capture_output=True, text=True)
+    assert result.returncode == 2 and 'none.json' in result.stderr

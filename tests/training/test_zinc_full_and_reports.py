@@ -57,8 +57,11 @@ def test_graph_token_analysis_compares_the_runs(runs, tmp_path):
                         str(runs / 'zinc_share_seed0'), '--output-dir',
                         str(tmp_path))
     assert result.returncode == 0, result.stderr[-3000:]
-    rows = json.loads((tmp_path / 'graph_token_geometry.json').read_text())
-    assert [row['norm'] for row in rows] == ['sep', 'share']
+    rows = json.loads((tmp_path / 'graph_token_geometry.json').read_text()
+                      )['runs']
+    assert [(row['dataset'], row['norm'], row['seed'], row['run'])
+            for row in rows] == [('zinc', 'sep', 0, 'zinc_sep_seed0'),
+                                 ('zinc', 'share', 0, 'zinc_share_seed0')]
     for row in rows:
         assert row['num_graphs'] == 24
         assert -4.0 <= row['uniformity'] <= 0.0
