@@ -53,7 +53,7 @@ def test_options_cover_the_model_signature():
     keys = {o.key[len('model.'):] for o in OPTIONS
             if o.key.startswith('model.')}
     assert keys == params
-    from graphormer_sepnorm.training.config import _MODEL_DOCS
+    from graphormer_sepnorm.training.config.schema import _MODEL_DOCS
     undocumented = params - {row[0] for row in _MODEL_DOCS}
     assert not undocumented, f"document {undocumented} in _MODEL_DOCS"
     table = options_markdown()

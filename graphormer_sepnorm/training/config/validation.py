@@ -1,0 +1,295 @@
+r"""Validation: every key checked, defaults filled in, types converted,
+choices, ranges, the monitored metric and the data paths checked
+(:func:`validate`, :func:`load_config`); the run directory and the saved copy
+of a validated configuration."""
+from __future__ import annotations
+
+import copy
+import difflib
+import math
+import os
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+import yaml
+
+from ...data.csv_config import check_csv_config
+from ...data.datasets import check_raw_source, data_info
+from ..metrics import TASK_METRICS
+from .reading import (PathLike, _check_known, _first_key, deep_merge,
+                      get_dotted, parse_override, read_yaml_with_defaults,
+                      set_dotted)
+from .schema import DATA_ROOT_ENV, OPTIONS, _SECTIONS, ConfigError, Option
+
+
+def _coerce(option: Option, value: Any) -> Any:
+    key = option.key
+    if value is None:
+        if option.nullable:
+            return None
+        if option.default is None:  # required
+            choices = (f" (one of: {', '.join(map(str, option.choices))})"
+                       if option.choices else "")
+            raise ConfigError(f"'{key}' is required{choices}; set it in the "
+                              f"config file or with {key}=...")
+        raise ConfigError(f"'{key}' must not be null; {option.doc}")
+    t = option.type
+    if t == 'bool':
+        if isinstance(value, bool):
+            return value
+        raise _type_error(option, value, 'true or false')
+    if t == 'int':
+        if isinstance(value, bool):
+            raise _type_error(option, value, 'an integer')
+        if isinstance(value, int):
+            return value
+        number = _as_number(value)
+        if number is not None and math.isfinite(number) and float(
+                number).is_integer():
+            return int(number)
+        raise _type_error(option, value, 'an integer')
+    if t == 'float':
+        if isinstance(value, bool):
+            raise _type_error(option, value, 'a number')
+        number = _as_number(value)
+        if number is None:
+            raise _type_error(option, value, 'a number')
+        return float(number)
+    if t == 'str':
+        if isinstance(value, bool) and option.choices and (
+                'true' in option.choices):
+            value = 'true' if value else 'false'
+        if isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and option.choices is None:
+            value = str(value)
+        if not isinstance(value, str):
+            raise _type_error(option, value, 'a string')
+        if option.choices is not None and value not in option.choices:
+            hint = difflib.get_close_matches(value, option.choices, n=1)
+            did_you_mean = f" Did you mean '{hint[0]}'?" if hint else ""
+            raise ConfigError(
+                f"'{key}' must be one of {', '.join(map(repr, option.choices))}"
+                f", got {value!r}.{did_you_mean}")
+        return value
+    if t == 'strs':
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, (list, tuple)) or not value or not all(
+                isinstance(item, str) and item for item in value):
+            raise _type_error(option, value,
+                              'a non-empty list of non-empty strings')
+        return list(value)
+    if t == 'floats':
+        if not isinstance(value, (list, tuple)) or (
+                option.length is not None and len(value) != option.length):
+            raise _type_error(option, value,
+                              f'a list of {option.length} numbers')
+        out = []
+        for item in value:
+            number = _as_number(item)
+            if number is None or isinstance(item, bool):
+                raise _type_error(option, value,
+                                  f'a list of {option.length} numbers')
+            out.append(float(number))
+        return out
+    if t == 'devices':
+        if value == 'auto' or (isinstance(value, int)
+                               and not isinstance(value, bool)):
+            return value
+        if isinstance(value, list) and all(
+                isinstance(v, int) and not isinstance(v, bool)
+                for v in value):
+            return value
+        if isinstance(value, str) and value.lstrip('-').isdigit():
+            return int(value)
+        raise _type_error(option, value,
+                          "an integer, a list of device ids, or 'auto'")
+    raise AssertionError(t)
+
+
+def _as_number(value: Any) -> Optional[float]:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str):  # PyYAML reads 1e-4 (no dot) as a string
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _type_error(option: Option, value: Any, expected: str) -> ConfigError:
+    return ConfigError(f"'{option.key}' must be {expected}, got {value!r} "
+                       f"({type(value).__name__}); {option.doc}")
+
+
+def _check_ranges(config: dict) -> None:
+    def positive(key: str, allow_zero: bool = False) -> None:
+        value = get_dotted(config, key)
+        if value is None:
+            return
+        if value < 0 or (value == 0 and not allow_zero):
+            bound = '>= 0' if allow_zero else '> 0'
+            raise ConfigError(f"'{key}' must be {bound}, got {value}")
+
+    for key in ('data.max_nodes', 'data.batch_size', 'data.eval_batch_size',
+                'optim.lr', 'optim.eps', 'train.num_nodes',
+                'train.check_val_every_n_epoch', 'train.log_every_n_steps',
+                'train.checkpoint_every_n_steps', 'optim.total_steps',
+                'model.num_layers', 'model.hidden_channels',
+                'model.ffn_channels', 'model.num_heads', 'model.max_nodes',
+                'optim.power'):
+        positive(key)
+    for key in ('data.num_workers', 'data.limit_train', 'data.limit_val',
+                'data.limit_test', 'optim.weight_decay',
+                'optim.warmup_steps', 'optim.end_lr',
+                'train.num_sanity_val_steps', 'train.gradient_clip_val'):
+        positive(key, allow_zero=True)
+    for key in ('data.limit_train', 'data.limit_val', 'data.limit_test'):
+        if get_dotted(config, key) == 0:
+            raise ConfigError(f"'{key}' must be a positive count or null "
+                              f"(all graphs), got 0")
+    for key in ('model.dropout', 'model.attention_dropout',
+                'model.activation_dropout'):
+        value = get_dotted(config, key)
+        if not 0.0 <= value < 1.0:
+            raise ConfigError(f"'{key}' must be in [0, 1), got {value}")
+    ratio = get_dotted(config, 'optim.warmup_ratio')
+    if ratio is not None and not 0.0 <= ratio < 1.0:
+        raise ConfigError(f"'optim.warmup_ratio' must be in [0, 1), got "
+                          f"{ratio}")
+    for i, beta in enumerate(get_dotted(config, 'optim.betas')):
+        if not 0.0 <= beta < 1.0:
+            raise ConfigError(f"'optim.betas' must hold two numbers in "
+                              f"[0, 1), got {get_dotted(config, 'optim.betas')}")
+    max_steps = get_dotted(config, 'train.max_steps')
+    max_epochs = get_dotted(config, 'train.max_epochs')
+    if max_steps is not None and max_steps == -1:
+        config['train']['max_steps'] = max_steps = None
+    if max_epochs is not None and max_epochs == -1:
+        config['train']['max_epochs'] = max_epochs = None
+    if max_steps is None and max_epochs is None:
+        raise ConfigError("Set 'train.max_steps' or 'train.max_epochs' (or "
+                          "both); training would never stop otherwise")
+    for key in ('train.max_steps', 'train.max_epochs'):
+        positive(key)
+    hidden = get_dotted(config, 'model.hidden_channels')
+    heads = get_dotted(config, 'model.num_heads')
+    if hidden % heads:
+        raise ConfigError(f"'model.hidden_channels' ({hidden}) must be "
+                          f"divisible by 'model.num_heads' ({heads})")
+    if get_dotted(config, 'model.max_nodes') < get_dotted(
+            config, 'data.max_nodes'):
+        raise ConfigError(
+            f"'model.max_nodes' ({get_dotted(config, 'model.max_nodes')}) is "
+            f"smaller than 'data.max_nodes' "
+            f"({get_dotted(config, 'data.max_nodes')}); graphs the data "
+            f"accepts would crash the model. Make them equal")
+
+
+def _check_monitor(config: dict) -> None:
+    monitor = config['train']['monitor']
+    task = data_info(config['data']).task
+    if monitor is not None and monitor not in TASK_METRICS[task]:
+        raise ConfigError(
+            f"'train.monitor' is {monitor!r}, a metric the {task} task does "
+            f"not report; choose one of {', '.join(TASK_METRICS[task])}")
+
+
+def validate(config: Mapping, check_paths: bool = True) -> dict:
+    r"""Returns a complete copy of :obj:`config`: unknown keys rejected,
+    defaults filled in, types converted and checked, choices and ranges
+    checked, and (with :obj:`check_paths`) :obj:`data.raw_source` checked for
+    the raw files of :obj:`data.name`."""
+    if not isinstance(config, Mapping):
+        raise ConfigError(f"A config must be a mapping, got "
+                          f"{type(config).__name__}")
+    given: dict[str, Any] = {}
+    for key, value in config.items():
+        if key in _SECTIONS:
+            if value is None:
+                value = {}
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"'{key}' must be a mapping of keys (e.g. "
+                                  f"{_first_key(key)}), got {value!r}")
+            for sub, sub_value in value.items():
+                dotted = f'{key}.{sub}'
+                _check_known(dotted)
+                given[dotted] = sub_value
+        else:
+            _check_known(str(key))
+            given[str(key)] = value
+    out: dict = {option.key: None for option in OPTIONS if '.' not in option.key}
+    out.update({section: {} for section in _SECTIONS})
+    for option in OPTIONS:
+        value = given.get(option.key, copy.deepcopy(option.default))
+        value = _coerce(option, value)
+        section, _, name = option.key.rpartition('.')
+        if section:
+            out[section][name] = value
+        else:
+            out[name] = value
+    _check_ranges(out)
+    try:
+        check_csv_config(out['data'], check_paths)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+    _check_monitor(out)
+    if check_paths and out['data']['raw_source'] is not None:
+        try:
+            check_raw_source(out['data']['name'], out['data']['raw_source'])
+        except FileNotFoundError as error:
+            raise ConfigError(f"'data.raw_source': {error}") from None
+    return out
+
+
+def load_config(path: Optional[PathLike], overrides: Sequence[str] = (),
+                env: Optional[Mapping[str, str]] = None,
+                base: Optional[Mapping] = None,
+                check_paths: bool = True) -> dict:
+    r"""Reads, merges, overrides and validates a configuration.
+
+    Args:
+        path (str or Path, optional): The YAML file (its :obj:`defaults`
+            included); :obj:`None` to start from :obj:`base` only.
+        overrides (list of str): :obj:`"dotted.key=value"` items.
+        env (mapping, optional): Environment (default: :obj:`os.environ`);
+            :obj:`GRAPHORMER_DATA_ROOT` sets :obj:`data.root` unless an
+            override does.
+        base (mapping, optional): A configuration merged below the file
+            (*e.g.* the saved config of a run being resumed).
+        check_paths (bool, optional): Check :obj:`data.raw_source`.
+    """
+    env = os.environ if env is None else env
+    config: dict = copy.deepcopy(dict(base)) if base else {}
+    if path is not None:
+        config = deep_merge(config, read_yaml_with_defaults(path))
+    parsed = [parse_override(item) for item in overrides]
+    root = env.get(DATA_ROOT_ENV)
+    if root and not any(key == 'data.root' for key, _ in parsed):
+        set_dotted(config, 'data.root', root)
+    for key, value in parsed:
+        set_dotted(config, key, value)
+    return validate(config, check_paths=check_paths)
+
+
+def resolved_run_name(config: Mapping) -> str:
+    name = config.get('run_name')
+    if name:
+        return str(name)
+    data = config['data']
+    dataset = (Path(data['path']).name.split('.')[0]
+               if data['name'] == 'csv' else data['name'])
+    return f"{dataset}_{config['model']['norm']}_seed{config['seed']}"
+
+
+def run_dir_of(config: Mapping) -> Path:
+    r"""The run directory :obj:`<output_dir>/<run_name>`."""
+    return Path(config['output_dir']) / resolved_run_name(config)
+
+
+def dump_config(config: Mapping, path: PathLike) -> None:
+    with open(path, 'w') as f:
+        yaml.safe_dump(dict(config), f, sort_keys=False)
