@@ -214,8 +214,8 @@ def stages(predictor: Predictor, smiles: list[str], repeats: int) -> list:
     from torch_geometric.data import Batch
 
     from graphormer_sepnorm import AddShortestPaths
-    from graphormer_sepnorm.data.featurize import (_zinc_graph_arrays,
-                                                   smiles_to_zinc_graph)
+    from graphormer_sepnorm.data.featurize import smiles_to_zinc_graph
+    from graphormer_sepnorm.data.featurize.zinc import _zinc_graph_arrays
     from graphormer_sepnorm.transforms import shortest_paths
 
     n, bs, rows = len(smiles), 128, []

@@ -10,7 +10,8 @@ from typing import Sequence, Union
 import numpy as np
 import torch
 
-from ..data.featurize import _ogb_graph_arrays, _zinc_graph_arrays
+from ..data.featurize.ogb import _ogb_graph_arrays
+from ..data.featurize.zinc import _zinc_graph_arrays
 from ..transforms.shortest_paths import shortest_paths
 
 __all__ = ['Graph', 'GraphBatch', 'prepare_graph', 'collate']

@@ -239,7 +239,8 @@ def sdf_record_to_smiles(record: str) -> str:
     """
     from rdkit import Chem
 
-    from ..data.featurize import FeaturizationError, _quiet_rdkit
+    from ..data.featurize import FeaturizationError
+    from ..data.featurize.smiles import _quiet_rdkit
 
     with _quiet_rdkit():
         mol = Chem.MolFromMolBlock(record)

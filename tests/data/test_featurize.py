@@ -13,7 +13,6 @@ import torch
 from rdkit import Chem, rdBase
 
 from conftest import SHARED_DATA
-from graphormer_sepnorm.data import featurize
 from graphormer_sepnorm.data.featurize import (
     FEATURIZERS,
     ZINC_ATOM_TYPES,
@@ -281,7 +280,7 @@ def test_max_nodes(featurizer):
 def test_zero_atoms(featurizer, monkeypatch):
     # No non-empty SMILES string parses to zero atoms with current RDKit, so
     # simulate one:
-    monkeypatch.setattr(featurize.Chem, 'MolFromSmiles',
+    monkeypatch.setattr(Chem, 'MolFromSmiles',
                         lambda *args, **kwargs: Chem.Mol())
     with pytest.raises(FeaturizationError, match='zero atoms'):
         featurizer('C')

@@ -1,52 +1,20 @@
-r"""Turn SMILES strings into PyTorch Geometric graphs.
-
-Two featurizations are provided, one per pretrained model family:
-
-* :func:`smiles_to_zinc_graph` reproduces the graphs of the `ZINC
-  <https://pytorch-geometric.readthedocs.io/en/latest/generated/torch_geometric.datasets.ZINC.html>`_
-  benchmark (benchmarking-gnns / :class:`torch_geometric.datasets.ZINC`):
-  one categorical atom type per node (28 types) and one categorical bond type
-  per edge (Kekulé form).
-* :func:`smiles_to_ogb_graph` reproduces the graphs of the OGB molecule
-  datasets (*e.g.*, :obj:`ogbg-molhiv`) via :func:`ogb.utils.smiles2graph`:
-  9 categorical atom features and 3 categorical bond features.
-
-Both raise :class:`FeaturizationError` (a :class:`ValueError`) with a message
-that names the offending SMILES, the problem, and what to do about it.
-
-Example:
-
-.. code-block:: python
-
-    from graphormer_sepnorm.data.featurize import get_featurizer
-
-    featurize = get_featurizer('zinc')
-    data = featurize('CC(=O)Oc1ccccc1C(=O)O')  # aspirin
-    data.x.shape, data.edge_index.shape, data.edge_attr.shape
-    >>> (torch.Size([13, 1]), torch.Size([2, 26]), torch.Size([26]))
-"""
+r"""The ZINC featurizer: SMILES to the graphs of the benchmarking-gnns ZINC
+dataset (28 atom types, Kekulé bond types placed as in the original
+dataset)."""
 from __future__ import annotations
 
-import contextlib
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import torch
-from rdkit import Chem, RDLogger, rdBase
+from rdkit import Chem
+
+from .smiles import FeaturizationError, _parse_smiles
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch_geometric.data import Data
 
-__all__ = [
-    'ZINC_ATOM_TYPES',
-    'ZINC_BOND_TYPES',
-    'FeaturizationError',
-    'smiles_to_zinc_graph',
-    'smiles_to_ogb_graph',
-    'FEATURIZERS',
-    'get_featurizer',
-    'featurizer_vocab_sizes',
-]
+__all__ = ['ZINC_ATOM_TYPES', 'ZINC_BOND_TYPES', 'smiles_to_zinc_graph']
 
 #: The 28 atom types of the benchmarking-gnns ZINC dataset, in index order
 #: (the ``idx2word`` list of its ``atom_dict.pickle``).  A type is the element
@@ -76,122 +44,6 @@ _ZINC_BOND_TYPE_TO_ID: dict[Chem.BondType, int] = {
 }
 
 _VOCAB_PREVIEW = ', '.join(ZINC_ATOM_TYPES[:3])
-
-
-class FeaturizationError(ValueError):
-    r"""Raised when a SMILES string cannot be turned into a model input graph.
-
-    The message names the offending SMILES, what is wrong with it, and how to
-    fix it.  Being a :class:`ValueError`, it can be caught as such.
-    """
-
-
-# Helpers #####################################################################
-
-
-@contextlib.contextmanager
-def _silence_rdkit() -> Iterator[None]:
-    r"""Silences RDKit's own logging (``rdApp.*``) inside a :obj:`with` block
-    and afterwards restores exactly the log levels that were enabled before.
-    """
-    levels = ('debug', 'info', 'warning', 'error')
-    try:  # Lines like "rdApp.warning:enabled":
-        status = rdBase.LogStatus().splitlines()
-        enabled = [
-            line.split(':')[0] for line in status
-            if line.strip().endswith(':enabled')
-        ]
-    except Exception:  # pragma: no cover - very old RDKit
-        enabled = [f'rdApp.{level}' for level in levels if level != 'debug']
-    RDLogger.DisableLog('rdApp.*')
-    try:
-        yield
-    finally:
-        for name in enabled:
-            RDLogger.EnableLog(name)
-
-
-def _quiet_rdkit() -> contextlib.AbstractContextManager:
-    r"""A context that silences RDKit's logging: RDKit's own
-    :class:`rdBase.BlockLogs` (restores the previous levels when it is
-    released; about 1 µs instead of about 20 µs for :func:`_silence_rdkit`),
-    or :func:`_silence_rdkit` on RDKit versions without it.
-    """
-    if _BlockLogs is None:  # pragma: no cover - RDKit < 2022.03
-        return _silence_rdkit()
-    return _BlockLogsContext()
-
-
-_BlockLogs = getattr(rdBase, 'BlockLogs', None)
-
-
-class _BlockLogsContext:
-    __slots__ = ('_block', )
-
-    def __enter__(self) -> None:
-        self._block = _BlockLogs()
-
-    def __exit__(self, *exc: object) -> None:
-        block, self._block = self._block, None
-        del block  # Re-enables exactly the levels it disabled.
-
-
-def _check_smiles(smiles: object) -> str:
-    r"""Validates the type and emptiness of :obj:`smiles` and returns it
-    stripped of surrounding whitespace.
-    """
-    if not isinstance(smiles, str):
-        raise FeaturizationError(
-            f"Expected a SMILES string, but got an object of type "
-            f"'{type(smiles).__name__}' ({smiles!r}); pass the molecule as a "
-            f"SMILES string, e.g. 'CCO'")
-    stripped = smiles.strip()
-    if len(stripped) == 0:
-        raise FeaturizationError(
-            f"SMILES {smiles!r} is empty or whitespace only; pass a "
-            f"non-empty SMILES string, e.g. 'CCO'")
-    return stripped
-
-
-def _parse_smiles(smiles: object, max_nodes: int | None) -> Chem.Mol:
-    r"""Parses :obj:`smiles` with RDKit (with sanitization, RDKit's logging
-    silenced) and checks that the molecule has between one and
-    :obj:`max_nodes` heavy atoms.
-    """
-    text = _check_smiles(smiles)
-    with _quiet_rdkit():
-        mol = Chem.MolFromSmiles(text)
-        if mol is None:
-            raise FeaturizationError(_explain_parse_failure(text))
-    num_atoms = mol.GetNumAtoms()
-    if num_atoms == 0:
-        raise FeaturizationError(
-            f"SMILES {text!r} describes a molecule with zero atoms; pass a "
-            f"SMILES string with at least one atom")
-    if max_nodes is not None and num_atoms > max_nodes:
-        raise FeaturizationError(
-            f"SMILES {text!r} has {num_atoms} heavy atoms, more than the "
-            f"maximum of max_nodes={max_nodes} this model supports; use a "
-            f"smaller molecule (or a model trained with a larger node limit)")
-    return mol
-
-
-def _explain_parse_failure(text: str) -> str:
-    r"""Builds the error message for a SMILES that RDKit failed to parse.
-    Must be called with RDKit logging silenced.
-    """
-    reason = 'it is not valid SMILES syntax'
-    mol = Chem.MolFromSmiles(text, sanitize=False)
-    if mol is not None:  # Syntax is fine; the chemistry is not:
-        problems = Chem.DetectChemistryProblems(mol)
-        if len(problems) > 0:
-            reason = ('RDKit rejects its chemistry: ' +
-                      '; '.join(p.Message() for p in problems))
-        else:
-            reason = 'RDKit could not sanitize the molecule'
-    return (f"SMILES {text!r} could not be parsed by RDKit ({reason}); "
-            f"check the SMILES string for typos, unclosed rings or "
-            f"impossible valences")
 
 
 def _zinc_atom_type(atom: Chem.Atom) -> str:
@@ -432,9 +284,6 @@ def _zinc_graph_arrays(
     return x, edge_index, edge_attr
 
 
-# Featurizers #################################################################
-
-
 def smiles_to_zinc_graph(smiles: str, max_nodes: int | None = None) -> Data:
     r"""Converts a SMILES string into a graph in the format of the
     benchmarking-gnns `ZINC` dataset
@@ -472,92 +321,3 @@ def smiles_to_zinc_graph(smiles: str, max_nodes: int | None = None) -> Data:
     return Data(x=torch.from_numpy(x).view(-1, 1),
                 edge_index=torch.from_numpy(edge_index),
                 edge_attr=torch.from_numpy(edge_attr), num_nodes=x.shape[0])
-
-
-def smiles_to_ogb_graph(smiles: str, max_nodes: int | None = None) -> Data:
-    r"""Converts a SMILES string into a graph in the format of the OGB
-    molecule datasets (*e.g.*, :obj:`ogbg-molhiv`), using
-    :func:`ogb.utils.smiles2graph`.
-
-    Args:
-        smiles (str): The SMILES string of the molecule.
-        max_nodes (int, optional): If set, molecules with more than
-            :obj:`max_nodes` heavy atoms are rejected. (default: :obj:`None`)
-
-    Returns:
-        :class:`torch_geometric.data.Data` with :obj:`x` (:obj:`torch.long`,
-        shape :obj:`[num_nodes, 9]`), :obj:`edge_index` (:obj:`torch.long`,
-        shape :obj:`[2, 2 * num_bonds]`, in the order of
-        :func:`~ogb.utils.smiles2graph`) and :obj:`edge_attr`
-        (:obj:`torch.long`, shape :obj:`[2 * num_bonds, 3]`).
-
-    Raises:
-        FeaturizationError: If :obj:`smiles` is not a non-empty string, cannot
-            be parsed by RDKit, or has zero or more than :obj:`max_nodes`
-            atoms.
-    """
-    from torch_geometric.data import Data
-
-    x, edge_index, edge_attr = _ogb_graph_arrays(smiles, max_nodes)
-    return Data(x=torch.from_numpy(x), edge_index=torch.from_numpy(edge_index),
-                edge_attr=torch.from_numpy(edge_attr), num_nodes=x.shape[0])
-
-
-def _ogb_graph_arrays(
-    smiles: str,
-    max_nodes: int | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r"""The arrays of :func:`smiles_to_ogb_graph` as NumPy int64 arrays
-    :obj:`(x [num_nodes, 9], edge_index [2, num_edges], edge_attr
-    [num_edges, 3])`, without building a
-    :class:`~torch_geometric.data.Data` (for batched prediction)."""
-    from ogb.utils import smiles2graph
-
-    _parse_smiles(smiles, max_nodes)  # Validation with readable errors.
-    with _quiet_rdkit():
-        graph = smiles2graph(smiles.strip())
-    return (graph['node_feat'].astype(np.int64),
-            graph['edge_index'].astype(np.int64),
-            graph['edge_feat'].astype(np.int64))
-
-
-#: Featurizers by name: :obj:`"zinc"` (:func:`smiles_to_zinc_graph`) and
-#: :obj:`"ogb"` (:func:`smiles_to_ogb_graph`).
-FEATURIZERS: dict[str, Callable[..., Data]] = {
-    'zinc': smiles_to_zinc_graph,
-    'ogb': smiles_to_ogb_graph,
-}
-
-
-def get_featurizer(name: str) -> Callable[..., Data]:
-    r"""Returns the featurizer registered under :obj:`name` in
-    :obj:`FEATURIZERS`.
-
-    Args:
-        name (str): :obj:`"zinc"` or :obj:`"ogb"` (case-insensitive).
-
-    Raises:
-        ValueError: If :obj:`name` is not a registered featurizer.
-    """
-    key = name.lower().strip() if isinstance(name, str) else name
-    if key not in FEATURIZERS:
-        raise ValueError(
-            f"Unknown featurizer {name!r}; valid choices are "
-            f"{sorted(FEATURIZERS)}")
-    return FEATURIZERS[key]
-
-
-def featurizer_vocab_sizes(
-        name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    r"""The number of values of each atom feature column and of each bond
-    feature column of the featurizer :obj:`name` (the model's
-    :obj:`atom_vocab_sizes` and :obj:`bond_vocab_sizes`).
-
-    Args:
-        name (str): :obj:`"zinc"` or :obj:`"ogb"` (case-insensitive).
-    """
-    get_featurizer(name)  # an unknown name raises here
-    if name.lower().strip() == 'zinc':
-        return (len(ZINC_ATOM_TYPES), ), (len(ZINC_BOND_TYPES), )
-    from ogb.utils.features import get_atom_feature_dims, get_bond_feature_dims
-    return tuple(get_atom_feature_dims()), tuple(get_bond_feature_dims())

@@ -1,0 +1,48 @@
+r"""The training datasets: ZINC (full and 12k subset) through
+:class:`torch_geometric.datasets.ZINC` and OGB :obj:`ogbg-molhiv` through
+:class:`ogb.graphproppred.PygGraphPropPredDataset`, both preprocessed once by
+:class:`~graphormer_sepnorm.transforms.AddShortestPaths` as a PyG
+:obj:`pre_transform` (cached on disk, so later runs start in seconds).
+
+Offline use: :func:`prepare_raw` copies the raw files from a read-only
+folder (:obj:`data.raw_source`, *e.g.* ``../shared/data/ZINC-proxy`` or
+``../shared/data/ogbg_molhiv``) into the writable root when they are missing
+there, so neither PyG nor OGB tries to download. Raw files already in the
+root must equal those of :obj:`data.raw_source` (:func:`check_raw_files`),
+and each preprocessing cache is named after the raw files it was built from
+(:mod:`~graphormer_sepnorm.data.processed_cache`), so raw files from two
+sources are never mixed and a cache is never reused for other raw files.
+
+ogb 1.3.6 loads its processed file with a bare :func:`torch.load`, which
+fails under torch >= 2.6 (:obj:`weights_only=True` by default). Instead of
+patching :func:`torch.load`, :func:`ogb_safe_load` allow-lists the four PyG
+classes the file holds, only while the dataset is being constructed.
+
+One file per job:
+
+* :mod:`~.info`: :data:`DATASET_NAMES` and :class:`DatasetInfo`;
+* :mod:`~.raw_files`: the dataset folders under the root and their raw
+  files (:func:`check_raw_source`, :func:`check_raw_files`,
+  :func:`prepare_raw`);
+* :mod:`~.loading`: :func:`load_splits`, :func:`load_data_splits`,
+  :class:`GraphSplits` and :func:`ogb_safe_load`;
+* :mod:`~.targets`: :func:`graph_targets` and :func:`target_statistics`;
+* :mod:`~.molhiv_subset`: :func:`write_molhiv_subset`, a small MolHIV copy
+  for tests.
+"""
+from .info import DATASET_NAMES, DatasetInfo, data_info, dataset_info
+from .loading import (GraphSplits, limit_splits, load_data_splits,
+                      load_splits, ogb_safe_load)
+from .molhiv_subset import write_molhiv_subset
+from .raw_files import (DownloadError, RawFilesMismatchError,
+                        check_raw_files, check_raw_source, dataset_dir,
+                        prepare_raw)
+from .targets import graph_targets, target_statistics
+
+__all__ = [
+    'DATASET_NAMES', 'DatasetInfo', 'dataset_info', 'data_info',
+    'dataset_dir', 'DownloadError', 'RawFilesMismatchError',
+    'check_raw_source', 'check_raw_files', 'prepare_raw', 'ogb_safe_load',
+    'GraphSplits', 'load_splits', 'load_data_splits', 'limit_splits',
+    'graph_targets', 'target_statistics', 'write_molhiv_subset'
+]
