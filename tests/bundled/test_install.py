@@ -1,6 +1,6 @@
 """A non-editable install ships the bundled models: the wheel holds them and
-``scripts/predict.py --model zinc`` predicts with the installed package, not
-the source tree."""
+``scripts/predict.py --model zinc`` (and ``--model molhiv``) predicts with
+the installed package, not the source tree."""
 import os
 import shutil
 import subprocess
@@ -41,9 +41,13 @@ def _run(*args: str, **kwargs) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_wheel_ships_the_bundled_models(tmp_path):
-    try:
-        members = bundled_model_paths('zinc', PACKAGE_DIR / 'bundled')
-    except BundledModelNotInstalled:
+    shipped = {}
+    for name in ('zinc', 'molhiv'):
+        try:
+            shipped[name] = bundled_model_paths(name, PACKAGE_DIR / 'bundled')
+        except BundledModelNotInstalled:
+            continue
+    if 'zinc' not in shipped:
         pytest.skip('no bundled ZINC model in the source tree')
     # Build from a copy of what setup.cfg packages, so that the build
     # leaves no build/ or *.egg-info in the checkout.
@@ -58,7 +62,7 @@ def test_wheel_ships_the_bundled_models(tmp_path):
          str(source))
     wheel, = (tmp_path / 'wheels').glob('graphormer_sepnorm-*.whl')
     with zipfile.ZipFile(wheel) as archive:
-        for member in members:
+        for member in (m for members in shipped.values() for m in members):
             assert archive.read(f'graphormer_sepnorm/bundled/{member.name}') \
                 == member.read_bytes()
 
@@ -85,15 +89,20 @@ def test_wheel_ships_the_bundled_models(tmp_path):
     shutil.copy(REPO / 'scripts' / 'predict.py', outside / 'scripts')
     env = {key: value for key, value in os.environ.items()
            if key not in ('PYTHONPATH', ENV_VAR)}
-    result = _run(str(python), '-c', RUN_SCRIPT, 'scripts/predict.py',
-                  '--model', 'zinc', '--smiles', 'CCO', cwd=outside, env=env)
-    imported = Path(result.stdout.splitlines()[-1].split(' ', 1)[1])
-    assert imported == Path(site_packages) / 'graphormer_sepnorm' / \
-        '__init__.py'
-    header, row = result.stdout.splitlines()[:2]
-    assert header.split() == ['smiles', 'prediction', 'error']
-    smiles, value = row.split()
-    expected = Predictor.from_bundled('zinc', directory=members[0].parent
-                                      ).predict(['CCO'], num_workers=0)[0]
-    assert smiles == 'CCO'
-    assert float(value) == pytest.approx(expected.value, abs=1e-5)
+    for name, members in shipped.items():
+        result = _run(str(python), '-c', RUN_SCRIPT, 'scripts/predict.py',
+                      '--model', name, '--smiles', 'CCO', cwd=outside,
+                      env=env)
+        imported = Path(result.stdout.splitlines()[-1].split(' ', 1)[1])
+        assert imported == Path(site_packages) / 'graphormer_sepnorm' / \
+            '__init__.py'
+        header, row = result.stdout.splitlines()[:2]
+        predictor = Predictor.from_bundled(name,
+                                           directory=members[0].parent)
+        expected = predictor.predict(['CCO'], num_workers=0)[0]
+        columns = ['smiles', 'prediction'] + (
+            ['prediction_std'] if len(members) > 1 else []) + ['error']
+        assert header.split() == columns, name
+        cells = row.split()
+        assert cells[0] == 'CCO'
+        assert float(cells[1]) == pytest.approx(expected.value, abs=1e-5)

@@ -29,6 +29,9 @@ def write_molhiv_subset(source: PathLike, dest: PathLike,
         dest (str or Path): Data root to write ``<dest>/ogbg_molhiv`` into.
         sizes (tuple of int): Molecules per split.
         min_positives (int): Positives per split, at least.
+    The SMILES of the kept molecules go to ``mapping/mol.csv.gz``, as in
+    OGB's layout, when :obj:`source` has that file.
+
     Returns:
         The written ``ogbg_molhiv`` folder.
     """
@@ -83,5 +86,11 @@ def write_molhiv_subset(source: PathLike, dest: PathLike,
         ids = np.sort(new_id[start:start + len(keep)])
         start += len(keep)
         write(f'split/scaffold/{split}.csv.gz', ids.reshape(-1, 1))
+    mapping = folder / 'mapping' / 'mol.csv.gz'
+    if mapping.is_file():  # the SMILES, for tests that featurize them
+        smiles = pd.read_csv(mapping, compression='gzip')
+        (out / 'mapping').mkdir(parents=True, exist_ok=True)
+        smiles.iloc[molecules].to_csv(out / 'mapping' / 'mol.csv.gz',
+                                      index=False, compression='gzip')
     shutil.copyfile(folder / 'RELEASE_v1.txt', out / 'RELEASE_v1.txt')
     return out
