@@ -76,8 +76,8 @@ def _loss_fn(task: str):
 
 
 def measure(dataset: str, device: str, args) -> dict:
-    from graphormer_sepnorm.data.datamodule import (DeviceGraphStore,
-                                                    GraphBatchLoader)
+    from graphormer_sepnorm.data.batch_loader import GraphBatchLoader
+    from graphormer_sepnorm.data.graph_store import DeviceGraphStore
     from graphormer_sepnorm.data.datasets import load_splits
     from graphormer_sepnorm.models import GraphormerSepNorm
     from graphormer_sepnorm.training.config import load_config

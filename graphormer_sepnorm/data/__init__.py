@@ -9,9 +9,15 @@ def __getattr__(name):
     # Loaded on first use: the batching module imports Lightning and the CSV
     # dataset PyG, which prediction (featurize imports this package) never
     # needs.
-    if name in ('DeviceGraphStore', 'GraphBatchLoader', 'GraphDataModule'):
-        from . import datamodule
-        return getattr(datamodule, name)
+    if name == 'DeviceGraphStore':
+        from .graph_store import DeviceGraphStore
+        return DeviceGraphStore
+    if name == 'GraphBatchLoader':
+        from .batch_loader import GraphBatchLoader
+        return GraphBatchLoader
+    if name == 'GraphDataModule':
+        from .datamodule import GraphDataModule
+        return GraphDataModule
     if name == 'MoleculeCSVDataset':
         from .csv_dataset import MoleculeCSVDataset
         return MoleculeCSVDataset

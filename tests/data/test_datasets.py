@@ -1,19 +1,13 @@
 """Datasets (ZINC via PyG, MolHIV via OGB with the scoped weights_only
-workaround), raw-file copying, the preprocessing cache, batching on device
-and the resumable, rank-aware batch loader."""
+workaround), raw-file copying and the preprocessing cache."""
 import pickle
 import shutil
 import time
 
 import pytest
 import torch
-from torch_geometric.data import Batch
-from torch_geometric.loader import DataLoader
 
 from conftest import shared_path
-from graphormer_sepnorm.data.datamodule import (DeviceGraphStore,
-                                                GraphBatchLoader,
-                                                epoch_batches)
 from graphormer_sepnorm.data.datasets import (RawFilesMismatchError,
                                               check_raw_source, graph_targets,
                                               load_splits, ogb_safe_load,
@@ -168,73 +162,3 @@ def test_molhiv_subset_keeps_the_original_molecules(molhiv_root):
     pairs = [(nodes[i], labels[i]) for i in original_val]
     it = iter(pairs)
     assert all(pair in it for pair in zip(small_nodes, small_y))
-
-
-@pytest.mark.parametrize('dataset', ['zinc', 'molhiv'])
-def test_device_store_batches_equal_pyg_dataloader(dataset, zinc,
-                                                   molhiv_root):
-    if dataset == 'zinc':
-        data = zinc[0].val
-    else:
-        data = load_splits('molhiv', molhiv_root).train  # an index view
-    store = DeviceGraphStore(data, 'cpu')
-    ids = torch.randperm(len(data), generator=torch.Generator().manual_seed(
-        0))[:64]
-    for chunk in ids.split(17):
-        expected = Batch.from_data_list([data[int(i)] for i in chunk])
-        got = store.batch(chunk)
-        assert sorted(got.keys()) == sorted(expected.keys())
-        for key in expected.keys():
-            if torch.is_tensor(expected[key]):
-                assert torch.equal(got[key], expected[key]), key
-            else:
-                assert got[key] == expected[key], key
-        assert got.num_graphs == expected.num_graphs
-    # A whole epoch: loader with and without the store, against PyG's own
-    # DataLoader over the same order.
-    host = GraphBatchLoader(data, 32, shuffle=True, seed=3)
-    device = GraphBatchLoader(data, 32, shuffle=True, seed=3, store=store)
-    order = torch.cat(host.batches())
-    reference = DataLoader(data[order], batch_size=32)
-    for a, b, c in zip(host, device, reference):
-        for key in c.keys():
-            if torch.is_tensor(c[key]):
-                assert torch.equal(a[key], c[key]) and torch.equal(
-                    b[key], c[key]), key
-
-
-def test_epoch_batches_shard_global_batches():
-    single = epoch_batches(50, 16, epoch=2, seed=7)
-    ranks = [epoch_batches(50, 16, epoch=2, seed=7, rank=r, world_size=2)
-             for r in range(2)]
-    assert len(ranks[0]) == len(ranks[1]) == len(single) == 4
-    for k, global_batch in enumerate(single):
-        merged = torch.stack([ranks[0][k], ranks[1][k]], 1).view(-1)
-        assert torch.equal(merged, global_batch)  # last one: 2 graphs, even
-    # An odd last batch is padded (training) or not (evaluation).
-    padded = [epoch_batches(51, 16, 0, 7, rank=r, world_size=2)
-              for r in range(2)]
-    assert [b.numel() for b in padded[0]] == [b.numel() for b in padded[1]]
-    unpadded = [epoch_batches(51, 16, 0, 7, False, r, 2, pad=False)
-                for r in range(2)]
-    assert sorted(torch.cat([torch.cat(u) for u in unpadded]).tolist()) == \
-        list(range(51))
-    assert not torch.equal(epoch_batches(50, 16, 3, 7)[0], single[0])
-
-
-def test_loader_state_resumes_mid_epoch(zinc):
-    data = zinc[0].val
-    loader = GraphBatchLoader(data, 100, shuffle=True, seed=1)
-    loader.set_epoch(4)
-    full = [b.y for b in loader]
-    it = iter(loader)
-    next(it), next(it), next(it)
-    state = loader.state_dict()
-    assert state == {'epoch': 4, 'batches_consumed': 3}
-    resumed = GraphBatchLoader(data, 100, shuffle=True, seed=1)
-    resumed.load_state_dict(state)
-    rest = [b.y for b in resumed]
-    assert len(rest) == len(full) - 3
-    assert all(torch.equal(a, b) for a, b in zip(rest, full[3:]))
-    resumed.set_epoch(5)  # the skip applies to the saved epoch only
-    assert len(list(resumed)) == len(full)
