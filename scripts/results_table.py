@@ -6,7 +6,9 @@ against chemprop (95% CI, Welch's t-test), seed ensembles (uncertainty
 against error), time to accuracy in CPU minutes, validation-curve,
 time-to-accuracy and test-prediction plots (parity, ROC), and the table of
 tuning trials; with --geometry, the graph-token geometry of
-scripts/graph_token_analysis.py (SepNorm against ShareNorm)."""
+scripts/graph_token_analysis.py (SepNorm against ShareNorm); with --readme,
+also the table of bundled models (when the README has its block), from the model cards of the installed
+member files."""
 import argparse
 import json
 import os
@@ -17,10 +19,12 @@ from graphormer_sepnorm.analysis.graph_token_summary import geometry_markdown
 from graphormer_sepnorm.analysis.result_plots import (plot_test_predictions,
                                                       plot_time_to_accuracy,
                                                       plot_validation_curves)
-from graphormer_sepnorm.analysis.results import (results_markdown,
+from graphormer_sepnorm.analysis.results import (readme_markers,
+                                                 results_markdown,
                                                  update_readme)
 from graphormer_sepnorm.analysis.runs import group_runs, load_runs
 from graphormer_sepnorm.analysis.tuning import trials_table
+from graphormer_sepnorm.bundled.summary import bundled_models_markdown
 
 
 def relative_link(path: Path, folder: Path) -> str:
@@ -38,8 +42,9 @@ def main(argv=None) -> int:
     parser.add_argument('--figures', default='benchmarks/results/figures',
                         help='folder for the plots; default: %(default)s')
     parser.add_argument('--readme', default=None,
-                        help='also replace the generated results block of '
-                        'this README (e.g. README.md)')
+                        help='also replace the generated blocks of this '
+                        'README (e.g. README.md): the results and the bundled '
+                        'models (read from the installed model cards)')
     parser.add_argument('--tuning', default=None,
                         help='folder of tuning trials (e.g. '
                         'benchmarks/results/tuning): writes TRIALS.md there')
@@ -83,6 +88,10 @@ def main(argv=None) -> int:
     if args.readme:
         try:
             update_readme(args.readme, block)
+            if readme_markers('bundled-models')[0] in Path(
+                    args.readme).read_text():
+                update_readme(args.readme, bundled_models_markdown(),
+                              'bundled-models')
         except ValueError as error:
             print(f'error: {error}', file=sys.stderr)
             return 2

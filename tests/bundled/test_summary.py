@@ -1,0 +1,72 @@
+"""The README's bundled-models table: generated from the model cards of the
+member files, and the committed README holds exactly what the installed
+members' cards say."""
+import subprocess
+import sys
+from pathlib import Path
+
+from graphormer_sepnorm.analysis.results import readme_markers
+from graphormer_sepnorm.bundled import member_filename
+from graphormer_sepnorm.bundled.summary import bundled_models_markdown
+from graphormer_sepnorm.checkpoint import save_model
+
+from bundle_helpers import tiny_model, zinc_card
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _member(folder: Path, seed: int, evaluation: dict) -> Path:
+    card = zinc_card({'name': 'zinc_subset'})
+    card.extra.update({
+        'dataset': 'zinc_subset', 'kind': 'final run', 'norm': 'sep',
+        'seed': seed, 'epochs': 36, 'steps': 5652, 'cpu_time_s': 1602.0,
+        'hardware': {'device_name': 'Test CPU (2 cores)'},
+        'evaluation': evaluation, 'note': 'a | note'})
+    path = folder / member_filename('zinc', seed)
+    save_model(path, tiny_model(seed), card)
+    return path
+
+
+def test_rows_come_from_the_cards(tmp_path):
+    path = _member(tmp_path, 2, {
+        'val': {'metric': 'mae', 'value': 0.38877, 'num_graphs': 1000},
+        'test': {'metric': 'mae', 'value': 0.42854, 'num_graphs': 1000}})
+    lines = bundled_models_markdown(tmp_path).splitlines()
+    assert len(lines) == 4  # header, rule, the member, molhiv without one
+    size = f'{path.stat().st_size / 1e6:.2f} MB'
+    assert lines[2] == (
+        f'| `zinc` | zinc_subset | `zinc_seed2.safetensors`, {size} | final '
+        f'run, SepNorm, seed 2: 36 epochs, 5,652 steps, 26.7 CPU minutes '
+        f'(Test CPU (2 cores)) | MAE 0.3888 (1,000 graphs) | MAE 0.4285 '
+        f'(1,000 graphs) | a \\| note |')
+    assert lines[3].startswith('| `molhiv` | molhiv | none shipped yet')
+
+
+def test_a_test_split_not_measured_says_why(tmp_path):
+    _member(tmp_path, 0, {
+        'val': {'metric': 'mae', 'value': 0.5, 'num_graphs': 10},
+        'test': 'not measured: a tuning trial'})
+    assert '| not measured: a tuning trial |' in bundled_models_markdown(
+        tmp_path)
+
+
+def test_results_table_refreshes_the_readme_block(tmp_path):
+    """scripts/results_table.py --readme rewrites the block from the
+    installed cards; the committed README already holds that text (so its
+    numbers are the cards', not typed)."""
+    begin, end = readme_markers('bundled-models')
+    readme = (REPO / 'README.md').read_text()
+    committed = readme.split(begin, 1)[1].split(end, 1)[0]
+    assert committed == '\n' + bundled_models_markdown()
+    copy = tmp_path / 'README.md'
+    results_begin, results_end = readme_markers('results-table')
+    copy.write_text(f'{results_begin}\n{results_end}\n{begin}\nSTALE\n{end}\n')
+    result = subprocess.run(
+        [sys.executable, str(REPO / 'scripts/results_table.py'), '--runs',
+         str(REPO / 'benchmarks/results/runs'), '--output',
+         str(tmp_path / 'RESULTS.md'), '--figures', str(tmp_path / 'figs'),
+         '--readme', str(copy)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    text = copy.read_text()
+    assert 'STALE' not in text
+    assert f'{begin}\n{bundled_models_markdown()}{end}' in text
