@@ -43,6 +43,16 @@ def welch(a: Sequence[float], b: Sequence[float]) -> Comparison:
                       p_value, dof)
 
 
+def p_text(p_value: float, named: bool = True) -> str:
+    r"""A p-value as written in the results: :obj:`"p = 0.036"`, or
+    :obj:`"p < 0.001"` below that (three decimals would read as zero);
+    without :obj:`named`, :obj:`"0.036"` or :obj:`"< 0.001"` (table
+    cells)."""
+    if p_value < 0.001:
+        return 'p < 0.001' if named else '< 0.001'
+    return f'p = {p_value:.3f}' if named else f'{p_value:.3f}'
+
+
 @dataclass
 class Contrast:
     r"""Two models of one dataset compared on the test metric: SepNorm

@@ -11,7 +11,7 @@ import statistics
 from dataclasses import asdict
 from typing import Any, Optional, Sequence
 
-from .comparisons import welch
+from .comparisons import p_text, welch
 from .results import mean_std
 from .runs import NORM_LABELS
 
@@ -112,8 +112,8 @@ def geometry_sentence(dataset: str, sep: Sequence[dict[str, Any]],
             f"{statistics.fmean(r[quantity] for r in sep):.3f} vs "
             f"{statistics.fmean(r[quantity] for r in share):.3f}; "
             f"difference {c['difference']:+.3f}, 95% CI "
-            f"[{c['low']:+.3f}, {c['high']:+.3f}], Welch p = "
-            f"{c['p_value']:.3f})")
+            f"[{c['low']:+.3f}, {c['high']:+.3f}], Welch "
+            f"{p_text(c['p_value'])})")
     uniformity = comparisons['uniformity']
     significant = uniformity['p_value'] < 0.05
     if uniformity['difference'] < 0:

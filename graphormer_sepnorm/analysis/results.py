@@ -9,7 +9,7 @@ import statistics
 from pathlib import Path
 from typing import Sequence, Union
 
-from .comparisons import contrasts
+from .comparisons import contrasts, p_text
 from .runs import Group, common_threshold, minutes_to_reach
 
 PathLike = Union[str, Path]
@@ -85,7 +85,7 @@ def comparison_table(groups: Sequence[Group]) -> str:
             f'| {_short(c.first)} − {_short(c.second)} | {molecules} '
             f'| {d.difference * scale:+.{digits}f} '
             f'| [{d.low * scale:+.{digits}f}, {d.high * scale:+.{digits}f}] '
-            f'| {d.p_value:.3f} | {better} '
+            f'| {p_text(d.p_value, named=False)} | {better} '
             f'| {"yes" if d.p_value < 0.05 else "no"} |')
     return '\n'.join(lines) + '\n'
 
@@ -133,7 +133,7 @@ def verdicts(groups: Sequence[Group]) -> str:
             f"on average{where} ({len(c.first.runs)} vs "
             f"{len(c.second.runs)} seeds; 95% CI of the difference "
             f"[{d.low * scale:+.{digits}f}, {d.high * scale:+.{digits}f}], "
-            f"Welch p = {d.p_value:.3f}{minutes}): "
+            f"Welch {p_text(d.p_value)}{minutes}): "
             f"{'significant' if d.p_value < 0.05 else 'not significant'} "
             f"at the 5% level.")
     return '\n'.join(sentences) + ('\n' if sentences else '')

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from graphormer_sepnorm.analysis.comparisons import welch
+from graphormer_sepnorm.analysis.comparisons import p_text, welch
 from graphormer_sepnorm.analysis.results import (README_BEGIN, README_END,
                                                  comparison_table, mean_std,
                                                  results_table, verdicts)
@@ -85,6 +85,14 @@ def test_welch_by_hand():
     assert (c.high < 0) == (c.p_value < 0.05)
     with pytest.raises(ValueError, match='two runs'):
         welch([1.0], [2.0, 3.0])
+
+
+def test_small_p_values_are_not_written_as_zero():
+    assert p_text(0.0364) == 'p = 0.036'
+    assert p_text(0.001) == 'p = 0.001'
+    assert p_text(4e-7) == 'p < 0.001'
+    assert p_text(4e-7, named=False) == '< 0.001'
+    assert p_text(0.5, named=False) == '0.500'
 
 
 def test_groups_tables_and_verdicts(runs):
