@@ -88,6 +88,15 @@ def zinc_root(tmp_path_factory):
 
 
 @pytest.fixture(scope='session')
+def zinc_val(zinc_root):
+    """The validation split of the ZINC-subset stand-in in ``zinc_root``
+    (the cached graphs)."""
+    from graphormer_sepnorm.data.datasets import load_splits
+    root, source = zinc_root
+    return load_splits('zinc_subset', root, raw_source=source).val
+
+
+@pytest.fixture(scope='session')
 def molhiv_root(tmp_path_factory):
     """A small MolHIV copy in OGB's layout (200/100/100 molecules of the real
     scaffold splits): all 41,127 molecules take about a minute to process on

@@ -1,17 +1,10 @@
 """GraphBatchLoader: epoch orders from the seed alone, global batches
 sharded between ranks, and mid-epoch resume."""
-import pytest
 import torch
 
 from graphormer_sepnorm.data.batch_loader import (GraphBatchLoader,
                                                   epoch_batches)
-from graphormer_sepnorm.data.datasets import load_splits
 
-
-@pytest.fixture(scope='module')
-def zinc_val(zinc_root):
-    root, source = zinc_root
-    return load_splits('zinc_subset', root, raw_source=source).val
 
 def test_epoch_batches_shard_global_batches():
     single = epoch_batches(50, 16, epoch=2, seed=7)

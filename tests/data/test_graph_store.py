@@ -10,11 +10,6 @@ from graphormer_sepnorm.data.datasets import load_splits
 from graphormer_sepnorm.data.graph_store import DeviceGraphStore
 
 
-@pytest.fixture(scope='module')
-def zinc_val(zinc_root):
-    root, source = zinc_root
-    return load_splits('zinc_subset', root, raw_source=source).val
-
 @pytest.mark.parametrize('dataset', ['zinc', 'molhiv'])
 def test_device_store_batches_equal_pyg_dataloader(dataset, zinc_val,
                                                    molhiv_root):
