@@ -7,8 +7,8 @@ against error), time to accuracy in CPU minutes, validation-curve,
 time-to-accuracy and test-prediction plots (parity, ROC), and the table of
 tuning trials; with --geometry, the graph-token geometry of
 scripts/graph_token_analysis.py (SepNorm against ShareNorm); with --readme,
-also the table of bundled models (when the README has its block), from the model cards of the installed
-member files."""
+also the table of bundled models (when the README has its block), from the
+model cards of the installed member files."""
 import argparse
 import json
 import os
@@ -19,8 +19,7 @@ from graphormer_sepnorm.analysis.graph_token_summary import geometry_markdown
 from graphormer_sepnorm.analysis.result_plots import (plot_test_predictions,
                                                       plot_time_to_accuracy,
                                                       plot_validation_curves)
-from graphormer_sepnorm.analysis.results import (readme_markers,
-                                                 results_markdown,
+from graphormer_sepnorm.analysis.results import (results_markdown,
                                                  update_readme)
 from graphormer_sepnorm.analysis.runs import group_runs, load_runs
 from graphormer_sepnorm.analysis.tuning import trials_table
@@ -88,10 +87,8 @@ def main(argv=None) -> int:
     if args.readme:
         try:
             update_readme(args.readme, block)
-            if readme_markers('bundled-models')[0] in Path(
-                    args.readme).read_text():
-                update_readme(args.readme, bundled_models_markdown(),
-                              'bundled-models')
+            update_readme(args.readme, bundled_models_markdown(),
+                          'bundled-models', missing_ok=True)
         except ValueError as error:
             print(f'error: {error}', file=sys.stderr)
             return 2

@@ -221,17 +221,21 @@ def readme_markers(block: str) -> tuple[str, str]:
 README_BEGIN, README_END = readme_markers('results-table')
 
 
-def update_readme(path: PathLike, text: str,
-                  block: str = 'results-table') -> None:
+def update_readme(path: PathLike, text: str, block: str = 'results-table',
+                  missing_ok: bool = False) -> bool:
     r"""Replaces the lines between the markers of :obj:`block` (see
-    :func:`readme_markers`) in the README at :obj:`path` with
-    :obj:`text`."""
+    :func:`readme_markers`) in the README at :obj:`path` with :obj:`text`.
+    Returns whether the README has the block; without it, raises
+    :class:`ValueError` unless :obj:`missing_ok`."""
     path = Path(path)
     begin, end = readme_markers(block)
     readme = path.read_text()
     if begin not in readme or end not in readme:
+        if missing_ok:
+            return False
         raise ValueError(f"{path} has no generated {block} block; add the "
                          f"lines {begin!r} and {end!r} where it belongs")
     head, rest = readme.split(begin, 1)
     _, tail = rest.split(end, 1)
     path.write_text(f'{head}{begin}\n{text}{end}{tail}')
+    return True
