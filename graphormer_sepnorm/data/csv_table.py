@@ -5,14 +5,18 @@ and the fix.
 
 Rows are numbered by their **line** in the file (the header is line 1, the
 first data row line 2), as an editor shows them. Blank lines are kept while
-reading so that the numbering stays exact, and dropped afterwards.
+reading so that the numbering stays exact, and dropped afterwards; a row
+after a quoted cell that spans several lines is numbered by the line it
+starts on.
 
 A target cell is a number, or empty for a missing label (also accepted as
 missing: ``nan``, ``NA``, ``N/A``, ``null``, ``none``, in any case).
 """
 from __future__ import annotations
 
+import csv
 import difflib
+import gzip
 from pathlib import Path
 from typing import Mapping, Sequence, Union
 
@@ -102,9 +106,33 @@ def read_table(path: PathLike, columns: Mapping[str, Sequence[str]]):
     path = Path(path)
     table = _read_csv(path)
     check_columns(path, list(table.columns), columns)
-    table.index = np.arange(2, len(table) + 2)  # line numbers
+    table.index = _row_lines(path, table)
     blank = (table == '').all(axis=1)
     return table[~blank]
+
+
+def _row_lines(path: Path, table) -> np.ndarray:
+    r"""The line on which each row of :obj:`table` starts in :obj:`path`.
+    One row per line unless a quoted cell holds a line break; then the
+    file is read again with :mod:`csv`, whose reader counts the lines each
+    record spans."""
+    lines = np.arange(2, len(table) + 2)
+    spans_lines = table.apply(
+        lambda column: column.str.contains('[\r\n]', regex=True)).any(
+            axis=None)
+    if not spans_lines:
+        return lines
+    opener = gzip.open if path.suffix == '.gz' else open
+    with opener(path, 'rt', encoding='utf-8-sig', newline='') as stream:
+        reader = csv.reader(stream)
+        next(reader, None)  # The header.
+        starts, end = [], reader.line_num
+        for _ in reader:
+            starts.append(end + 1)
+            end = reader.line_num
+    # pandas and csv agree on what a record is (blank lines included); if a
+    # dialect ever made them disagree, one line per row is the best guess.
+    return np.array(starts) if len(starts) == len(table) else lines
 
 
 def parse_targets(table, path: PathLike, target_columns: Sequence[str],
