@@ -122,7 +122,9 @@ def _row_lines(path: Path, table) -> np.ndarray:
             axis=None)
     if not spans_lines:
         return lines
-    opener = gzip.open if path.suffix == '.gz' else open
+    # Told by the name as pandas tells it (any case), so that a file pandas
+    # read is read again the same way.
+    opener = gzip.open if path.suffix.lower() == '.gz' else open
     with opener(path, 'rt', encoding='utf-8-sig', newline='') as stream:
         reader = csv.reader(stream)
         next(reader, None)  # The header.

@@ -122,14 +122,14 @@ def test_unreadable_files(tmp_path):
         read_header(tmp_path / 'bad.csv.gz')
 
 
-@pytest.mark.parametrize('name', ['x.csv', 'x.csv.gz'])
+@pytest.mark.parametrize('name', ['x.csv', 'x.csv.gz', 'x.CSV.GZ'])
 def test_rows_after_a_multi_line_cell_keep_their_line(tmp_path, name):
     # A quoted note spanning three lines: the rows after it start two lines
     # further down than their row count says
     text = ('smiles,note,a\nCCO,"first\nsecond\nthird",1\n\nCCN,,2\n'
             'CCC,,x\n')
     path = tmp_path / name
-    opener = gzip.open if name.endswith('.gz') else open
+    opener = gzip.open if name.lower().endswith('.gz') else open
     with opener(path, 'wt', newline='') as f:
         f.write(text)
     table = read_table(path, COLUMNS)
