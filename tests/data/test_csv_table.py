@@ -19,6 +19,14 @@ def _write(path, text):
     return path
 
 
+def _write_csv(path, text, encoding='utf-8'):
+    """Writes text as it is (gzipped for a .gz name), line ends untouched."""
+    opener = gzip.open if path.name.lower().endswith('.gz') else open
+    with opener(path, 'wt', encoding=encoding, newline='') as f:
+        f.write(text)
+    return path
+
+
 def _targets(path, columns=('a', ), task='regression'):
     table = read_table(path, {'data.target_columns': list(columns)})
     return table, parse_targets(table, path, list(columns), task)
@@ -43,10 +51,7 @@ def test_excel_csv_byte_order_mark_crlf_and_quoted_commas(tmp_path, name):
     # quotes around cells holding a comma or a quote
     text = ('smiles,name,a\r\n"C(C)O","ethanol, 96%",1\r\n'
             'CCN,"said ""amine""",\r\n')
-    path = tmp_path / name
-    opener = gzip.open if name.endswith('.gz') else open
-    with opener(path, 'wt', encoding='utf-8-sig', newline='') as f:
-        f.write(text)
+    path = _write_csv(tmp_path / name, text, encoding='utf-8-sig')
     assert read_header(path) == ['smiles', 'name', 'a']
     table, y = _targets(path)
     assert table.index.tolist() == [2, 3]
@@ -128,10 +133,7 @@ def test_rows_after_a_multi_line_cell_keep_their_line(tmp_path, name):
     # further down than their row count says
     text = ('smiles,note,a\nCCO,"first\nsecond\nthird",1\n\nCCN,,2\n'
             'CCC,,x\n')
-    path = tmp_path / name
-    opener = gzip.open if name.lower().endswith('.gz') else open
-    with opener(path, 'wt', newline='') as f:
-        f.write(text)
+    path = _write_csv(tmp_path / name, text)
     table = read_table(path, COLUMNS)
     assert table.index.tolist() == [2, 6, 7]
     with pytest.raises(CSVDataError, match="line 7, column 'a': 'x' is not "
