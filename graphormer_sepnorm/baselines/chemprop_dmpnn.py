@@ -47,6 +47,7 @@ from chemprop.nn.transforms import UnscaleTransform
 from lightning.pytorch import Trainer
 from lightning.pytorch.callbacks import ModelCheckpoint
 
+from ..training.checkpointing import LastCheckpoint
 from ..training.metrics import compute_metric
 from ..training.plots import plot_curves
 from ..training.preflight import check_run_dir, check_writable_folder
@@ -56,7 +57,7 @@ from .history import EpochHistory
 from .molecule_splits import SPLITS, MoleculeSplit, load_molecule_splits
 
 __all__ = ['MODEL_FAMILY', 'CHEMPROP_DEFAULTS', 'train_chemprop',
-           'run_name']
+           'run_name', 'checkpoint_callbacks']
 
 PathLike = Union[str, Path]
 
@@ -95,6 +96,34 @@ _TASKS = {
 def run_name(dataset: str, seed: int) -> str:
     r"""The run directory name, :obj:`<dataset>_chemprop_seed<seed>`."""
     return f'{dataset}_chemprop_seed{seed}'
+
+
+def checkpoint_callbacks(folder: Path, monitor: str, higher_is_better: bool,
+                         steps_per_epoch: int
+                         ) -> tuple[ModelCheckpoint, LastCheckpoint]:
+    r"""The run's two checkpoints in :obj:`folder`: ``best.ckpt``, the
+    best-validation model, and ``last.ckpt``, the latest state, written at
+    the end of every epoch (after the validation) so that a killed run
+    continued with ``resume=True`` loses at most the epoch under way.
+
+    Lightning 2.6's ``ModelCheckpoint(save_last=True)`` is not used for
+    ``last.ckpt``: it rewrites that file only when the best model changes,
+    so a crash would go back to the best epoch, not the latest one.
+
+    Args:
+        folder (Path): The run's ``checkpoints`` folder.
+        monitor (str): The logged validation metric that selects the best.
+        higher_is_better (bool): Whether a larger :obj:`monitor` is better.
+        steps_per_epoch (int): Training batches per epoch.
+    """
+    best = ModelCheckpoint(dirpath=folder, filename='best', monitor=monitor,
+                           mode='max' if higher_is_better else 'min',
+                           save_top_k=1, auto_insert_metric_name=False,
+                           enable_version_counter=False)
+    # One save per epoch: the interval falls on an epoch's last batch,
+    # which LastCheckpoint defers to after that epoch's validation.
+    return best, LastCheckpoint(folder / 'last.ckpt',
+                                every_n_steps=steps_per_epoch)
 
 
 def _neutral_path(path: PathLike) -> str:
@@ -286,29 +315,25 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
 
         history = EpochHistory(clock, metric, logged_key, scale,
                                metrics_file=run_dir / 'metrics.csv')
-        best = ModelCheckpoint(dirpath=run_dir / 'checkpoints',
-                               filename='best', monitor=logged_key,
-                               mode='max' if higher_is_better else 'min',
-                               save_top_k=1, save_last=True,
-                               auto_insert_metric_name=False,
-                               enable_version_counter=False)
-        trainer = Trainer(accelerator='cpu', devices=1,
-                          max_epochs=max_epochs, logger=False,
-                          callbacks=[clock, history, best],
-                          enable_progress_bar=progress_bar,
-                          enable_model_summary=False, num_sanity_val_steps=0,
-                          deterministic=True, default_root_dir=str(run_dir))
         train_loader = build_dataloader(datasets['train'], batch_size,
                                         num_workers=0, seed=seed)
         val_loader = build_dataloader(datasets['val'], batch_size,
                                       num_workers=0, shuffle=False)
-        last = run_dir / 'checkpoints' / 'last.ckpt'
+        best, last = checkpoint_callbacks(
+            run_dir / 'checkpoints', logged_key, higher_is_better,
+            steps_per_epoch=len(train_loader))
+        trainer = Trainer(accelerator='cpu', devices=1,
+                          max_epochs=max_epochs, logger=False,
+                          callbacks=[clock, history, best, last],
+                          enable_progress_bar=progress_bar,
+                          enable_model_summary=False, num_sanity_val_steps=0,
+                          deterministic=True, default_root_dir=str(run_dir))
         with warnings.catch_warnings():
             warnings.filterwarnings('ignore', message='.*does not have many '
                                     'workers.*')
             # chemprop checkpoints pickle its metric objects.
             trainer.fit(model, train_loader, val_loader,
-                        ckpt_path=str(last) if resume else None,
+                        ckpt_path=str(last.path) if resume else None,
                         weights_only=False)
         selected = MPNN.load_from_checkpoint(best.best_model_path,
                                              map_location='cpu')

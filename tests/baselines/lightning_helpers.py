@@ -4,7 +4,7 @@ import time
 
 import torch
 from lightning.pytorch import LightningModule, Trainer
-from lightning.pytorch.callbacks import ModelCheckpoint
+from lightning.pytorch.callbacks import Checkpoint
 from torch.utils.data import DataLoader, TensorDataset
 
 
@@ -54,9 +54,9 @@ def loaders(train_size: int = 10, batch_size: int = 4):
 
 def fit(module, callbacks, max_epochs: int, ckpt_path=None):
     """Fits :obj:`module` on :func:`loaders` quietly, checkpointing only
-    through a ModelCheckpoint among :obj:`callbacks`; returns the
+    through the checkpoint callbacks among :obj:`callbacks`; returns the
     trainer."""
-    checkpointing = any(isinstance(c, ModelCheckpoint) for c in callbacks)
+    checkpointing = any(isinstance(c, Checkpoint) for c in callbacks)
     trainer = Trainer(accelerator='cpu', devices=1, max_epochs=max_epochs,
                       logger=False, enable_progress_bar=False,
                       enable_model_summary=False, num_sanity_val_steps=0,

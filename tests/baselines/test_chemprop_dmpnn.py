@@ -13,9 +13,11 @@ chemprop = pytest.importorskip(
     'chemprop', reason='the chemprop baseline needs the [baselines] extra '
     '(pip install ".[baselines]")')
 
+import torch  # noqa: E402
 from baseline_data import MOLHIV_BAD, small_molhiv, small_zinc  # noqa: E402
+from lightning_helpers import BurningRegression, fit, loaders  # noqa: E402
 from graphormer_sepnorm.baselines.chemprop_dmpnn import (  # noqa: E402
-    MODEL_FAMILY, train_chemprop)
+    MODEL_FAMILY, checkpoint_callbacks, train_chemprop)
 from graphormer_sepnorm.training.config import ConfigError  # noqa: E402
 
 QUIET = dict(progress_bar=False, threads=1)
@@ -84,6 +86,29 @@ def test_resume_continues_and_a_finished_run_is_not_overwritten(tmp_path):
     resumed = train_chemprop(max_epochs=4, resume=True, **args)
     assert resumed['epochs_completed'] == 4 and resumed['steps'] == 8
     assert resumed['cpu_time_s'] > first['cpu_time_s']
+
+
+class WorseningRegression(BurningRegression):
+    """Logs a validation MAE that grows every epoch: the best model is
+    epoch 0's, the latest is not."""
+    def validation_step(self, batch, batch_idx):
+        self.log('val/mae', float(self.current_epoch + 1))
+
+
+def test_last_checkpoint_is_the_latest_epoch_not_the_best(tmp_path):
+    # Lightning's ModelCheckpoint(save_last=True) left last.ckpt at the
+    # best epoch (0 here), so a resumed crash redid every later epoch.
+    steps_per_epoch = len(loaders()[0])
+    best, last = checkpoint_callbacks(tmp_path, 'val/mae',
+                                      higher_is_better=False,
+                                      steps_per_epoch=steps_per_epoch)
+    fit(WorseningRegression(), [best, last], max_epochs=3)
+    assert float(best.best_model_score) == 1.0
+    saved = {name: torch.load(tmp_path / f'{name}.ckpt', weights_only=False)
+             for name in ('best', 'last')}
+    assert saved['best']['global_step'] == steps_per_epoch
+    assert saved['last']['epoch'] == 2
+    assert saved['last']['global_step'] == 3 * steps_per_epoch
 
 
 def test_molhiv_drops_rejected_smiles_and_scores_with_ogb(tmp_path):
