@@ -17,12 +17,13 @@ older RDKit. Both models must then be scored on the kept molecules;
 from __future__ import annotations
 
 import csv
-import gzip
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence, Union
 
 import numpy as np
+
+from ..data.text_files import open_text
 
 __all__ = ['BASELINE_DATASETS', 'SPLITS', 'MoleculeSplit', 'rdkit_rejects',
            'load_molecule_splits', 'write_splits_csv']
@@ -93,8 +94,7 @@ def _require(path: Path, example: str) -> Path:
 
 
 def _read_csv(path: Path) -> list[dict]:
-    opener = gzip.open if path.suffix == '.gz' else open
-    with opener(path, 'rt', newline='') as f:
+    with open_text(path) as f:
         return list(csv.DictReader(f))
 
 
@@ -124,7 +124,7 @@ def _molhiv_splits(source: Path) -> dict[str, MoleculeSplit]:
         index_path = _require(
             source / 'split' / 'scaffold' / f'{ogb_name}.csv.gz',
             '../shared/data/ogbg_molhiv')
-        with gzip.open(index_path, 'rt') as f:
+        with open_text(index_path) as f:
             ids = np.array([int(line) for line in f if line.strip()],
                            dtype=np.int64)
         if ids.size and (ids.min() < 0 or ids.max() >= len(smiles)):

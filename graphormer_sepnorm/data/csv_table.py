@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import csv
 import difflib
-import gzip
 from pathlib import Path
 from typing import Mapping, Sequence, Union
 
 import numpy as np
 
 from .errors import DataError
+from .text_files import open_text
 
 __all__ = ['CSVDataError', 'MISSING_VALUES', 'SPLIT_NAMES', 'read_header',
            'check_columns', 'read_table', 'parse_targets',
@@ -122,10 +122,7 @@ def _row_lines(path: Path, table) -> np.ndarray:
             axis=None)
     if not spans_lines:
         return lines
-    # Told by the name as pandas tells it (any case), so that a file pandas
-    # read is read again the same way.
-    opener = gzip.open if path.suffix.lower() == '.gz' else open
-    with opener(path, 'rt', encoding='utf-8-sig', newline='') as stream:
+    with open_text(path) as stream:
         reader = csv.reader(stream)
         next(reader, None)  # The header.
         starts, end = [], reader.line_num

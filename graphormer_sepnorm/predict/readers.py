@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 from typing import IO, Iterator, Optional, Union
 
+from ..data.text_files import is_gzipped, open_text
 from .prediction import PredictionError
 
 __all__ = ['SMILES', 'SDF', 'INPUT_FORMATS', 'MoleculeReader',
@@ -139,7 +140,7 @@ class MoleculeReader:
         marker = b'\n' if self.format != 'sdf' else _SDF_END.encode()
         with open(self.path, 'rb') as raw:
             hashed = _HashingReader(raw, digest)
-            stream = (gzip.GzipFile(fileobj=hashed) if _is_gzip(self.path)
+            stream = (gzip.GzipFile(fileobj=hashed) if is_gzipped(self.path)
                       else hashed)
             try:
                 for block in iter(lambda: stream.read(_BLOCK), b''):
@@ -163,12 +164,8 @@ class MoleculeReader:
                 self._stream = io.TextIOWrapper(sys.stdin.buffer,
                                                 encoding='utf-8-sig',
                                                 newline='')
-            elif _is_gzip(self.path):
-                self._stream = gzip.open(self.path, 'rt', newline='',
-                                         encoding='utf-8-sig')
             else:
-                self._stream = open(self.path, newline='',
-                                    encoding='utf-8-sig')
+                self._stream = open_text(self.path)
         return self._stream
 
     def _read_header(self) -> list[str]:
@@ -262,7 +259,7 @@ def _format_from_name(path: Path, is_stdin: bool) -> str:
     if is_stdin:
         return 'smi'
     suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] == '.gz':
+    if suffixes and is_gzipped(path):
         suffixes.pop()
     suffix = suffixes[-1] if suffixes else ''
     for name, endings in INPUT_FORMATS.items():
@@ -273,10 +270,6 @@ def _format_from_name(path: Path, is_stdin: bool) -> str:
         f"Cannot tell the format of {path} from its name (known endings: "
         f"{endings}, each optionally .gz); rename it or pass --input-format "
         f"csv|tsv|smi|sdf")
-
-
-def _is_gzip(path: Path) -> bool:
-    return path.suffix.lower() == '.gz'
 
 
 class _HashingReader(io.RawIOBase):

@@ -18,6 +18,7 @@ import zlib
 from pathlib import Path
 from typing import IO, Iterable, Iterator, Optional, Sequence, Union
 
+from ..data.text_files import is_gzipped, open_text
 from .prediction import PredictionError
 
 __all__ = ['CsvWriter', 'check_output_path', 'write_csv', 'read_csv_rows',
@@ -88,7 +89,7 @@ class CsvWriter:
         self.path = path
         self.columns = list(columns)
         self.kept_rows = 0
-        self.gzip = str(path).lower().endswith('.gz')
+        self.gzip = is_gzipped(path)
         self._file: Optional[IO] = None
         try:
             if str(path) == STDOUT:
@@ -235,9 +236,8 @@ def read_csv_rows(path: PathLike) -> Iterator[list[str]]:
     r"""The rows of a prediction file (plain or gzipped CSV), header
     first."""
     path = Path(path)
-    opener = gzip.open if path.name.lower().endswith('.gz') else open
     try:
-        with opener(path, 'rt', newline='', encoding='utf-8') as f:
+        with open_text(path, encoding='utf-8') as f:
             yield from csv.reader(f)
     except (OSError, EOFError, UnicodeDecodeError, csv.Error) as error:
         raise PredictionError(f"Cannot read {path} ({error})") from None

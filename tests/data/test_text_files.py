@@ -1,0 +1,29 @@
+"""Plain or gzipped text, told by the name as pandas tells it."""
+import gzip
+
+import pandas as pd
+import pytest
+from pandas.io.common import infer_compression
+
+from graphormer_sepnorm.data.text_files import is_gzipped, open_text
+
+NAMES = ['x.csv.gz', 'x.CSV.GZ', 'x.Gz', 'x.csv', 'x.gzip', 'x.tgz', 'gz',
+         'x.gz.csv', '.gz']
+
+
+@pytest.mark.parametrize('name', NAMES)
+def test_gzip_is_told_as_pandas_tells_it(name):
+    assert is_gzipped(name) == (infer_compression(name, 'infer') == 'gzip')
+
+
+@pytest.mark.parametrize('name', ['x.csv', 'x.CSV.GZ'])
+def test_open_text_reads_what_pandas_reads(tmp_path, name):
+    # A byte-order mark (spreadsheet exports) and a Windows line end in a
+    # quoted cell: the header loses the mark, the cell keeps its line end.
+    content = '\ufeffsmiles,y\r\n"C\r\nC",1.5\r\nCCO,2\r\n'.encode()
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(content) if is_gzipped(name) else content)
+    with open_text(path) as f:
+        text = f.read()
+    assert text == content.decode('utf-8-sig')
+    assert list(pd.read_csv(path).columns) == ['smiles', 'y']
