@@ -26,7 +26,7 @@ from typing import Optional, Union
 from ..checkpoint import CheckpointError
 
 __all__ = ['BundledModel', 'BUNDLED_MODELS', 'BundledModelNotInstalled',
-           'bundled_dir', 'member_filename',
+           'bundled_dir', 'member_filename', 'member_paths',
            'bundled_model_paths', 'get_bundled_model',
            'available_bundled_models']
 
@@ -101,8 +101,10 @@ def member_filename(name: str, seed: Union[int, str]) -> str:
     return f'{name}_seed{seed}.safetensors'
 
 
-def _member_paths(name: str, folder: Path) -> list[Path]:
-    r"""The member files of :obj:`name` in :obj:`folder`, by seed."""
+def member_paths(name: str, folder: Path) -> list[Path]:
+    r"""The member files of :obj:`name` in :obj:`folder`, ordered by seed;
+    empty if there are none (unlike :func:`bundled_model_paths`, which
+    checks the name and raises)."""
     pattern = re.compile(
         rf'{re.escape(name)}_seed(0|[1-9]\d*)\.safetensors')
     seeds = {}
@@ -128,7 +130,7 @@ def bundled_model_paths(name: str,
     """
     entry = get_bundled_model(name)
     folder = bundled_dir(directory)
-    paths = _member_paths(entry.name, folder)
+    paths = member_paths(entry.name, folder)
     if not paths:
         raise BundledModelNotInstalled(
             f"No bundled '{entry.name}' model is installed yet (no "
@@ -146,4 +148,4 @@ def available_bundled_models(
     r"""Names of the registered models with at least one member file."""
     folder = bundled_dir(directory)
     return [name for name in BUNDLED_MODELS
-            if _member_paths(name, folder)]
+            if member_paths(name, folder)]

@@ -29,8 +29,8 @@ from typing import Any, Mapping, Optional, Sequence, Union
 import torch
 import yaml
 
-from . import (ENV_VAR, BundledModel, _member_paths, bundled_dir,
-               get_bundled_model, member_filename)
+from . import (ENV_VAR, BundledModel, bundled_dir, get_bundled_model,
+               member_filename, member_paths)
 from ..checkpoint import (ModelCard, load_model, read_card,
                           resolve_model_file, save_model)
 
@@ -184,7 +184,7 @@ def bundle_runs(name: str, run_dirs: Sequence[PathLike],
             path.chmod(0o644)
             written.append(folder / path.name)
             path.replace(written[-1])
-        for stale in set(_member_paths(entry.name, folder)) - set(written):
+        for stale in set(member_paths(entry.name, folder)) - set(written):
             stale.unlink()
         return written
     finally:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from ..checkpoint import read_card
-from . import BUNDLED_MODELS, _member_paths, bundled_dir
+from . import BUNDLED_MODELS, bundled_dir, member_paths
 
 __all__ = ['bundled_models_markdown']
 
@@ -59,7 +59,7 @@ def bundled_models_markdown(
              '(float16 weights) | test (float16 weights) | note |',
              '| --- | --- | --- | --- | --- | --- | --- |']
     for name, entry in BUNDLED_MODELS.items():
-        paths = _member_paths(name, folder)
+        paths = member_paths(name, folder)
         if not paths:
             lines.append(f'| `{name}` | {entry.dataset} | none shipped yet: '
                          f'`--model {name}` says how to train and bundle '
