@@ -159,7 +159,7 @@ def ensemble_table(groups: Sequence[Group]) -> str:
             f'| {report.molecules:,} | {_metric_name(g)} '
             f'{report.metric * scale:.{digits}f} '
             f'| {report.mean_member_metric * scale:.{digits}f} '
-            f'| {report.spearman:+.3f} (p = {report.spearman_p:.1e}) '
+            f'| {report.spearman:+.3f} ({p_text(report.spearman_p)}) '
             f'| {quartiles} |')
     if not lines:
         return ''

@@ -174,7 +174,9 @@ def test_seed_ensemble_by_hand(tmp_path):
     Ensemble MAE (1 + 1 + 2 + 4) / 4 = 2; members' MAEs 1.5, 1.75, 2.75.
     Spearman: std ranks (1.5, 4, 1.5, 3), error ranks (1.5, 1.5, 3, 4),
     both with mean 2.5: the Pearson correlation of the ranks is
-    (1 - 1.5 - 0.5 + 0.75) / sqrt(4.5 * 4.5) = -1/18."""
+    (1 - 1.5 - 0.5 + 0.75) / sqrt(4.5 * 4.5) = -1/18. Its p-value (t-test
+    with n - 2 = 2 degrees of freedom, whose tail has a closed form) is
+    1 - |rho| = 17/18."""
     from graphormer_sepnorm.analysis.results import ensemble_table
     from graphormer_sepnorm.analysis.test_predictions import seed_ensemble
     members = [(1, 0, 2, 3), (1, 0, 2, 4), (1, 3, 2, 5)]
@@ -192,7 +194,7 @@ def test_seed_ensemble_by_hand(tmp_path):
     assert report.error_by_std_quartile == pytest.approx([1, 2, 4, 1])
     table = ensemble_table(group_runs(runs))
     assert ('| zinc_subset | Graphormer + SepNorm | 3 | 4 | MAE 2.000 '
-            '| 2.000 | -0.056') in table
+            '| 2.000 | -0.056 (p = 0.944) |') in table
     assert seed_ensemble(runs[:1]) is None
 
 
