@@ -44,9 +44,11 @@ def recalibrate_batch_norm(model: torch.nn.Module, dataset,
              if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
     if norms:
         # Training mode, as the statistics were gathered in training
-        # (dropout on): seeded, so that the result is reproducible.
-        torch.manual_seed(0)
-        update_bn(DataLoader(dataset, batch_size=batch_size), model)
+        # (dropout on): seeded, so that the result is reproducible, on a
+        # forked generator, so that the caller's random state is kept.
+        with torch.random.fork_rng():
+            torch.manual_seed(0)
+            update_bn(DataLoader(dataset, batch_size=batch_size), model)
     return len(norms)
 
 
@@ -123,18 +125,21 @@ def main(argv=None) -> int:
                         'this is a diagnostic).')
     parser.add_argument('--output-dir', type=Path, default=None,
                         help='Write bn_recalibration.{json,md} here.')
-    parser.add_argument('--threads', type=int, default=1,
-                        help='torch threads (default: 1).')
+    parser.add_argument('--threads', type=int, default=None,
+                        help="torch threads (default: torch's own).")
     args = parser.parse_args(argv)
     for path in [args.config, *args.checkpoints]:
         if not path.is_file():
             parser.error(f'{path} does not exist')
-    torch.set_num_threads(args.threads)
     config = load_config(args.config)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(args.threads or threads)
     try:
         rows = compare(config, args.checkpoints, args.split)
     except ValueError as error:
         parser.error(str(error))
+    finally:
+        torch.set_num_threads(threads)  # as it was, for in-process callers
     table = markdown(rows)
     print(table, end='')
     if args.output_dir is not None:
