@@ -226,7 +226,7 @@ def write_csv(path: PathLike, rows: Sequence[Sequence[str]]) -> None:
     try:
         with open(tmp, 'wb') as f:
             f.write(gzip.compress(text, compresslevel=6, mtime=0)
-                    if path.name.lower().endswith('.gz') else text)
+                    if is_gzipped(path) else text)
         os.replace(tmp, path)
     except OSError as error:
         raise PredictionError(f"Cannot write {path} ({error})") from None
