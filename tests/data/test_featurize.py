@@ -167,11 +167,17 @@ def test_zinc_matches_real_graphs(record_property):
     'CC(=O)[O-].[Na+]',
     'C',
 ])
-def test_ogb_equals_smiles2graph(smiles: str):
+@pytest.mark.parametrize('canonical', [True, False])
+def test_ogb_equals_smiles2graph(smiles: str, canonical: bool):
+    """smiles2graph of the canonical SMILES, or of the SMILES as written."""
     from ogb.utils import smiles2graph
 
-    expected = smiles2graph(smiles)
-    data = smiles_to_ogb_graph(smiles)
+    written = 'c1ccccc1' + smiles  # a spelling that is never canonical
+    text = (Chem.MolToSmiles(Chem.MolFromSmiles(written))
+            if canonical else written)
+    assert text != written or not canonical
+    expected = smiles2graph(text)
+    data = smiles_to_ogb_graph(written, canonical=canonical)
     assert data.x.dtype == torch.long and data.x.size(1) == 9
     assert data.edge_index.dtype == torch.long
     assert data.edge_attr.dtype == torch.long and data.edge_attr.size(1) == 3

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from .canonical import parse_canonical
 from .smiles import _parse_smiles, _quiet_rdkit
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -15,15 +16,23 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ['smiles_to_ogb_graph']
 
 
-def smiles_to_ogb_graph(smiles: str, max_nodes: int | None = None) -> Data:
+def smiles_to_ogb_graph(smiles: str, max_nodes: int | None = None,
+                        canonical: bool = True) -> Data:
     r"""Converts a SMILES string into a graph in the format of the OGB
     molecule datasets (*e.g.*, :obj:`ogbg-molhiv`), using
-    :func:`ogb.utils.smiles2graph`.
+    :func:`ogb.utils.smiles2graph` on the molecule's canonical SMILES (see
+    :mod:`~graphormer_sepnorm.data.featurize.canonical`), so every spelling
+    of a molecule gives the same graph.
 
     Args:
         smiles (str): The SMILES string of the molecule.
         max_nodes (int, optional): If set, molecules with more than
             :obj:`max_nodes` heavy atoms are rejected. (default: :obj:`None`)
+        canonical (bool, optional): If set to :obj:`False`, the graph is
+            :func:`~ogb.utils.smiles2graph` of :obj:`smiles` as written (the
+            graphs of OGB's datasets), whose atom order, chirality tags and
+            so the model's output may depend on the spelling.
+            (default: :obj:`True`)
 
     Returns:
         :class:`torch_geometric.data.Data` with :obj:`x` (:obj:`torch.long`,
@@ -39,7 +48,8 @@ def smiles_to_ogb_graph(smiles: str, max_nodes: int | None = None) -> Data:
     """
     from torch_geometric.data import Data
 
-    x, edge_index, edge_attr = _ogb_graph_arrays(smiles, max_nodes)
+    x, edge_index, edge_attr = _ogb_graph_arrays(smiles, max_nodes,
+                                                 canonical)
     return Data(x=torch.from_numpy(x), edge_index=torch.from_numpy(edge_index),
                 edge_attr=torch.from_numpy(edge_attr), num_nodes=x.shape[0])
 
@@ -47,6 +57,7 @@ def smiles_to_ogb_graph(smiles: str, max_nodes: int | None = None) -> Data:
 def _ogb_graph_arrays(
     smiles: str,
     max_nodes: int | None = None,
+    canonical: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""The arrays of :func:`smiles_to_ogb_graph` as NumPy int64 arrays
     :obj:`(x [num_nodes, 9], edge_index [2, num_edges], edge_attr
@@ -54,9 +65,13 @@ def _ogb_graph_arrays(
     :class:`~torch_geometric.data.Data` (for batched prediction)."""
     from ogb.utils import smiles2graph
 
-    _parse_smiles(smiles, max_nodes)  # Validation with readable errors.
+    if canonical:  # Validation with readable errors, and the atom order:
+        text, _ = parse_canonical(smiles, max_nodes)
+    else:
+        _parse_smiles(smiles, max_nodes)  # Validation with readable errors.
+        text = smiles.strip()
     with _quiet_rdkit():
-        graph = smiles2graph(smiles.strip())
+        graph = smiles2graph(text)
     return (graph['node_feat'].astype(np.int64),
             graph['edge_index'].astype(np.int64),
             graph['edge_feat'].astype(np.int64))

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 from rdkit import Chem
 
+from .canonical import parse_canonical
 from .smiles import FeaturizationError, _parse_smiles
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -247,13 +248,16 @@ def _zinc_bond_matrix(mol: Chem.Mol, num_nodes: int) -> np.ndarray | None:
 def _zinc_graph_arrays(
     smiles: str,
     max_nodes: int | None = None,
+    canonical: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""The arrays of :func:`smiles_to_zinc_graph` as NumPy int64 arrays
     :obj:`(x [num_nodes], edge_index [2, num_edges], edge_attr [num_edges])`,
     without building a :class:`~torch_geometric.data.Data` (for batched
     prediction)."""
-    mol = _parse_smiles(smiles, max_nodes)
-    text = smiles.strip()
+    if canonical:
+        text, mol = parse_canonical(smiles, max_nodes)
+    else:
+        mol, text = _parse_smiles(smiles, max_nodes), smiles.strip()
     atom_ids = _zinc_atom_ids(mol, text)
     num_nodes = len(atom_ids)
     x = np.array(atom_ids, dtype=np.int64)
@@ -284,12 +288,15 @@ def _zinc_graph_arrays(
     return x, edge_index, edge_attr
 
 
-def smiles_to_zinc_graph(smiles: str, max_nodes: int | None = None) -> Data:
+def smiles_to_zinc_graph(smiles: str, max_nodes: int | None = None,
+                         canonical: bool = True) -> Data:
     r"""Converts a SMILES string into a graph in the format of the
     benchmarking-gnns `ZINC` dataset
     (:class:`torch_geometric.datasets.ZINC`).
 
-    Nodes follow the atom order of the SMILES string.  Each node is labelled
+    Nodes follow RDKit's canonical atom order (see
+    :mod:`~graphormer_sepnorm.data.featurize.canonical`), so every spelling
+    of a molecule gives the same graph.  Each node is labelled
     with one of the 28 :obj:`ZINC_ATOM_TYPES` (element, explicit bracket
     hydrogens, formal charge; ``[nH]`` maps to :obj:`'N'`), and each bond
     with its Kekulé type (:obj:`1` single, :obj:`2` double, :obj:`3`
@@ -302,6 +309,10 @@ def smiles_to_zinc_graph(smiles: str, max_nodes: int | None = None) -> Data:
         smiles (str): The SMILES string of the molecule.
         max_nodes (int, optional): If set, molecules with more than
             :obj:`max_nodes` heavy atoms are rejected. (default: :obj:`None`)
+        canonical (bool, optional): If set to :obj:`False`, nodes follow the
+            atom order of :obj:`smiles` as written, and so may the Kekulé
+            form and the model's output: only for reproducing graphs built
+            that way. (default: :obj:`True`)
 
     Returns:
         :class:`torch_geometric.data.Data` with :obj:`x` (:obj:`torch.long`,
@@ -317,7 +328,8 @@ def smiles_to_zinc_graph(smiles: str, max_nodes: int | None = None) -> Data:
     """
     from torch_geometric.data import Data
 
-    x, edge_index, edge_attr = _zinc_graph_arrays(smiles, max_nodes)
+    x, edge_index, edge_attr = _zinc_graph_arrays(smiles, max_nodes,
+                                                  canonical)
     return Data(x=torch.from_numpy(x).view(-1, 1),
                 edge_index=torch.from_numpy(edge_index),
                 edge_attr=torch.from_numpy(edge_attr), num_nodes=x.shape[0])
