@@ -49,6 +49,16 @@ class GraphormerSepNorm(Module):
     with layer norm; every later norm sees graph tokens that differ between
     graphs.
 
+    Node order. The output does not depend on how the nodes are numbered,
+    with one exception shared with the reference: the multi-hop edge
+    encoding (the default) follows one shortest path per node pair, and when
+    several tie, the numbering picks which. Graphs built from SMILES by this
+    package are in RDKit's canonical atom order; for graphs built otherwise,
+    :class:`~graphormer_sepnorm.transforms.CanonicalNodeOrder` before
+    :class:`~graphormer_sepnorm.transforms.AddShortestPaths` removes the
+    dependence (the default keeps the graphs as given, as the reference
+    does).
+
     Differences from the reference implementation (Microsoft's Graphormer and
     its port in Hugging Face :obj:`transformers`) are listed in the README:
     the pre-LN final norm is applied (the reference builds it but never calls
