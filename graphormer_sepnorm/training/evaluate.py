@@ -3,7 +3,6 @@ per-molecule predictions of a split (``test_predictions.csv``)."""
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
