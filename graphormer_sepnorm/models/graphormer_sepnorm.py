@@ -253,12 +253,23 @@ class GraphormerSepNorm(Module):
                     f"options: {', '.join(valid)}")
         return cls(**config)
 
-    def encode(self, data: Data) -> tuple[Tensor, Tensor]:
+    def encode(self, data: Data, masked_atoms: Optional[Tensor] = None,
+               mask_token: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
         r"""Runs the encoder; returns the final token sequence
         :obj:`[num_graphs, 1 + N, hidden_channels]` (graph token first, after
         the final norm, zeros at padding) and the real-node mask
-        :obj:`[num_graphs, N]`."""
-        x, tokens = self._encode(data)
+        :obj:`[num_graphs, N]`.
+
+        Args:
+            data (Data): A batch preprocessed by :class:`AddShortestPaths`.
+            masked_atoms (Tensor, optional): Boolean :obj:`[num_nodes]`: the
+                atoms whose features are hidden behind :obj:`mask_token`
+                (masked-atom pretraining). (default: :obj:`None`)
+            mask_token (Tensor, optional): :obj:`[hidden_channels]`, the
+                embedding that replaces their atom features.
+                (default: :obj:`None`)
+        """
+        x, tokens = self._encode(data, masked_atoms, mask_token)
         return tokens.unpack(x), tokens.node_mask
 
     def graph_embedding(self, data: Data) -> Tensor:
@@ -268,10 +279,13 @@ class GraphormerSepNorm(Module):
         x, tokens = self._encode(data)
         return x[tokens.graph_index]
 
-    def _encode(self, data: Data) -> tuple[Tensor, PackedTokens]:
+    def _encode(self, data: Data, masked_atoms: Optional[Tensor] = None,
+                mask_token: Optional[Tensor] = None
+                ) -> tuple[Tensor, PackedTokens]:
         batch_size = _num_graphs(data)
         self._check_sizes(data, batch_size)
-        x, node_mask = self.node_encoder(data, batch_size)
+        x, node_mask = self.node_encoder(data, batch_size, masked_atoms,
+                                         mask_token)
         # The layers run on packed tokens: graphs sorted into size buckets,
         # each padded only to its own longest graph.
         tokens = PackedTokens(node_mask, self.attention_buckets)
@@ -288,7 +302,12 @@ class GraphormerSepNorm(Module):
 
     def forward(self, data: Data) -> Tensor:
         r"""Returns the predictions :obj:`[num_graphs, out_channels]`."""
-        graph_token = self.graph_embedding(data)
+        return self.head_output(self.graph_embedding(data))
+
+    def head_output(self, graph_token: Tensor) -> Tensor:
+        r"""The prediction head on graph-token embeddings
+        :obj:`[num_graphs, hidden_channels]`: Graphormer's dense layer, GELU
+        and layer norm, then the output layer."""
         h = self.head_norm(F.gelu(self.head_transform(graph_token)))
         return self.head(h)
 

@@ -56,15 +56,24 @@ class GraphormerNodeEncoder(Module):
                 torch.nn.init.normal_(table.weight, std=0.02)
         torch.nn.init.normal_(self.graph_token, std=0.02)
 
-    def forward(self, data: Data,
-                batch_size: int) -> tuple[Tensor, Tensor]:
+    def forward(self, data: Data, batch_size: int,
+                masked_atoms: Optional[Tensor] = None,
+                mask_token: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
         r"""Returns the tokens :obj:`[batch_size, 1 + N, channels]` (graph
-        token first) and the real-node mask :obj:`[batch_size, N]`."""
+        token first) and the real-node mask :obj:`[batch_size, N]`.
+
+        For masked-atom pretraining, the atom-feature embeddings of the nodes
+        where the boolean :obj:`masked_atoms` :obj:`[num_nodes]` is set are
+        replaced by :obj:`mask_token` :obj:`[channels]` (their degree, the
+        graph structure, is still encoded)."""
         if getattr(data, 'x', None) is None:
             raise ValueError("The graphs have no node features 'x'; this "
                              "model embeds categorical atom features")
         num_nodes = data.x.size(0)
         h = self.atom_embedding(data.x)
+        if masked_atoms is not None:
+            h = torch.where(masked_atoms.view(-1, 1), mask_token.view(1, -1),
+                            h)
         src, dst = data.edge_index
         in_degree = _degree(dst, num_nodes)
         h = h + self.in_degree_embedding(in_degree.clamp(max=self.max_degree))
