@@ -16,6 +16,7 @@ from torchmetrics import CatMetric, MeanMetric
 
 from ..data.datasets import data_info
 from ..models import GraphormerSepNorm
+from .config import model_arguments
 from .lr_schedule import polynomial_decay_scheduler
 from .metrics import (HIGHER_IS_BETTER, compute_metrics, metric_keys,
                       monitor_metric)
@@ -67,7 +68,7 @@ class GraphormerLitModule(LightningModule):
         self.metric = monitor_metric(config)
         self.metric_keys = metric_keys(self.info.task, self.info.target_names)
         self.model = GraphormerSepNorm.from_config(
-            dict(config['model'],
+            dict(model_arguments(config['model']),
                  atom_vocab_sizes=list(self.info.atom_vocab_sizes),
                  bond_vocab_sizes=list(self.info.bond_vocab_sizes),
                  out_channels=self.info.num_targets))
