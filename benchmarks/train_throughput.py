@@ -80,7 +80,8 @@ def measure(dataset: str, device: str, args) -> dict:
     from graphormer_sepnorm.data.graph_store import DeviceGraphStore
     from graphormer_sepnorm.data.datasets import load_splits
     from graphormer_sepnorm.models import GraphormerSepNorm
-    from graphormer_sepnorm.training.config import load_config
+    from graphormer_sepnorm.training.config import (load_config,
+                                                    model_arguments)
 
     config_name = f"{dataset}_{args.norm}norm.yaml"
     source = args.molhiv_source if dataset == 'molhiv' else args.zinc_source
@@ -97,7 +98,8 @@ def measure(dataset: str, device: str, args) -> dict:
     load_time = time.perf_counter() - start
     info = splits.info
     model = GraphormerSepNorm.from_config(dict(
-        config['model'], atom_vocab_sizes=list(info.atom_vocab_sizes),
+        model_arguments(config['model']),
+        atom_vocab_sizes=list(info.atom_vocab_sizes),
         bond_vocab_sizes=list(info.bond_vocab_sizes))).to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(),
                                   lr=config['optim']['lr'],

@@ -25,6 +25,14 @@ from .models import GraphormerSepNorm
 FORMAT_NAME = 'graphormer-sepnorm'
 FORMAT_VERSION = 1
 
+#: The task of a pretrained *backbone*: an encoder trained self-supervised,
+#: whose head predicts the pretraining targets. It is not a predictor; it
+#: initializes a training run (config key :obj:`model.init_from`).
+BACKBONE_TASK = 'pretraining'
+
+#: The tasks a :class:`ModelCard` may name.
+TASKS = ('regression', 'binary', BACKBONE_TASK)
+
 PathLike = Union[str, Path]
 
 #: The dtypes :func:`save_model` can store floating-point tensors in.
@@ -45,8 +53,11 @@ class ModelCard:
         featurizer (str): Name of the SMILES featurizer of the training data
             (:obj:`"zinc"` or :obj:`"ogb"`, see
             :func:`graphormer_sepnorm.data.featurize.get_featurizer`).
-        task (str): :obj:`"regression"` or :obj:`"binary"` (outputs are
-            logits of the positive class).
+        task (str): :obj:`"regression"`, :obj:`"binary"` (outputs are
+            logits of the positive class) or :obj:`"pretraining"`
+            (:data:`BACKBONE_TASK`: a pretrained backbone, whose outputs
+            are its pretraining targets and whose :obj:`extra` describes
+            the pretraining).
         target_mean (float or list of float, optional): Regression targets
             were standardized as :obj:`(y - mean) / std` for training;
             predictions are mapped back. One value per target (a float for
@@ -90,9 +101,9 @@ def save_model(path: PathLike, model: GraphormerSepNorm, card: ModelCard,
         ValueError: For an unknown task or :obj:`dtype`, or a tensor with
             values outside the range of float16.
     """
-    if card.task not in ('regression', 'binary'):
-        raise ValueError(f"task must be 'regression' or 'binary', got "
-                         f"{card.task!r}")
+    if card.task not in TASKS:
+        raise ValueError(f"task must be one of {', '.join(map(repr, TASKS))}"
+                         f", got {card.task!r}")
     if dtype not in STORAGE_DTYPES:
         raise ValueError(f"dtype must be one of {STORAGE_DTYPES}, got "
                          f"{dtype!r}")
@@ -190,6 +201,19 @@ def load_model(path: PathLike,
             f"{missing[:5]}, unexpected: {unexpected[:5]}); the file is "
             f"damaged or from an incompatible version")
     return model.to(device).eval(), card
+
+
+def refuse_backbone(card: ModelCard, source: object) -> None:
+    r"""Raises :class:`CheckpointError` if :obj:`card` is a pretrained
+    backbone's (task :data:`BACKBONE_TASK`): its outputs are pretraining
+    targets, not predictions of a property. Called wherever a checkpoint is
+    loaded to predict or evaluate."""
+    if card.task == BACKBONE_TASK:
+        raise CheckpointError(
+            f"{source} is a pretrained backbone (task {BACKBONE_TASK!r}, "
+            f"outputs are its pretraining targets), not a predictor; "
+            f"fine-tune it with model.init_from: {source} in a training "
+            f"config and predict with that run's model.safetensors")
 
 
 def resolve_model_file(path: PathLike) -> Path:

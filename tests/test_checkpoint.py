@@ -98,7 +98,8 @@ def test_weights_that_do_not_fit_the_config(tmp_path):
 
 
 def test_invalid_task_is_refused(tmp_path):
-    with pytest.raises(ValueError, match="'regression' or 'binary'"):
+    with pytest.raises(ValueError, match="task must be one of 'regression', "
+                       "'binary', 'pretraining', got 'classification'"):
         save_model(tmp_path / 'm.safetensors', small_model(),
                    ModelCard({}, 'zinc', 'classification'))
 

@@ -13,6 +13,11 @@ model with at least one member file is available to
 ``scripts/predict.py --model NAME``; one without raises
 :class:`BundledModelNotInstalled`, which says how to train and bundle it.
 
+The folder also holds pretrained *backbones* (:data:`BUNDLED_BACKBONES`):
+encoders that initialize a training run through the config key
+``model.init_from: bundled:<name>`` (see
+:mod:`graphormer_sepnorm.training.init_from`); they are not predictors.
+
 The folder searched can be overridden with the environment variable
 ``GRAPHORMER_SEPNORM_BUNDLED_DIR`` (or the :obj:`directory` arguments below),
 for example to use models kept outside the installation.
@@ -28,7 +33,8 @@ from ..checkpoint import CheckpointError
 __all__ = ['BundledModel', 'BUNDLED_MODELS', 'BundledModelNotInstalled',
            'bundled_dir', 'member_filename', 'member_paths',
            'bundled_model_paths', 'get_bundled_model',
-           'available_bundled_models']
+           'available_bundled_models', 'BUNDLED_BACKBONES',
+           'bundled_backbone_path']
 
 #: Environment variable that replaces this folder as the place searched.
 ENV_VAR = 'GRAPHORMER_SEPNORM_BUNDLED_DIR'
@@ -69,6 +75,12 @@ BUNDLED_MODELS: dict[str, BundledModel] = {
         description='probability of HIV replication inhibition '
         '(ogbg-molhiv, binary)', train_config='configs/molhiv_sepnorm.yaml'),
 }
+
+
+#: The pretrained backbones shipped in this folder: name -> file name (a
+#: checkpoint with task ``'pretraining'``), for ``model.init_from:
+#: bundled:<name>``.
+BUNDLED_BACKBONES: dict[str, str] = {}
 
 
 class BundledModelNotInstalled(CheckpointError):
@@ -149,3 +161,27 @@ def available_bundled_models(
     folder = bundled_dir(directory)
     return [name for name in BUNDLED_MODELS
             if member_paths(name, folder)]
+
+
+def bundled_backbone_path(name: str,
+                          directory: Optional[Union[str, Path]] = None
+                          ) -> Path:
+    r"""The file of the bundled backbone :obj:`name`
+    (:data:`BUNDLED_BACKBONES`) in :func:`bundled_dir`.
+
+    Raises:
+        CheckpointError: If :obj:`name` is not registered (the message lists
+            the registered names) or its file is not installed.
+    """
+    if name not in BUNDLED_BACKBONES:
+        known = ', '.join(sorted(BUNDLED_BACKBONES)) or 'none yet'
+        raise CheckpointError(
+            f"Unknown bundled backbone {name!r}; bundled backbones: {known} "
+            f"(or pass the path of a backbone file or of a run directory)")
+    path = bundled_dir(directory) / BUNDLED_BACKBONES[name]
+    if not path.is_file():
+        raise BundledModelNotInstalled(
+            f"The bundled backbone {name!r} is registered but its file "
+            f"{path} is not installed; reinstall graphormer-sepnorm or pass "
+            f"the path of the backbone file")
+    return path

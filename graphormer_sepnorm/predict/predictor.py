@@ -14,7 +14,7 @@ from typing import (TYPE_CHECKING, Any, Iterable, Iterator, Optional,
 import torch
 
 from ..checkpoint import (CheckpointError, ModelCard, load_model, read_card,
-                          resolve_model_file)
+                          refuse_backbone, resolve_model_file)
 from ..data.featurize import FeaturizationError, get_featurizer
 from .graphs import Graph, GraphBatch, collate, prepare_graph
 from .prediction import (Prediction, PredictionError, molecule_values,
@@ -69,6 +69,7 @@ class Predictor:
     def __init__(self, model: 'GraphormerSepNorm', card: ModelCard,
                  device: Union[str, torch.device] = 'cpu',
                  source: Optional[str] = None) -> None:
+        refuse_backbone(card, source or 'model')
         if card.task not in ('regression', 'binary'):
             raise CheckpointError(
                 f"{source or 'model'}: unknown task {card.task!r} in its "

@@ -55,12 +55,13 @@ def load_checkpoint_split(checkpoint: PathLike, split: str = 'test',
     Returns:
         :obj:`(model, card, info, dataset, path)`.
     """
-    from ..checkpoint import load_model
+    from ..checkpoint import load_model, refuse_backbone
     if split not in ('train', 'val', 'test'):
         raise ValueError(f"split must be 'train', 'val' or 'test', got "
                          f"{split!r}")
     path = resolve_checkpoint(checkpoint)
     model, card = load_model(path, map_location=device)
+    refuse_backbone(card, path)
     data = dict(card.extra.get('data') or {})
     config_file = path.parent / 'config.yaml'
     if not data and config_file.is_file():

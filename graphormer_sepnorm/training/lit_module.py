@@ -13,6 +13,7 @@ from torchmetrics import CatMetric
 
 from ..data.datasets import data_info
 from ..models import GraphormerSepNorm
+from .config import model_arguments
 from .metrics import (HIGHER_IS_BETTER, compute_metrics, metric_keys,
                       monitor_metric)
 from .run_module import NonFiniteLossError, RunModule, write_history
@@ -59,7 +60,7 @@ class GraphormerLitModule(RunModule):
         self.metric = monitor_metric(config)
         self.metric_keys = metric_keys(self.info.task, self.info.target_names)
         self.model = GraphormerSepNorm.from_config(
-            dict(config['model'],
+            dict(model_arguments(config['model']),
                  atom_vocab_sizes=list(self.info.atom_vocab_sizes),
                  bond_vocab_sizes=list(self.info.bond_vocab_sizes),
                  out_channels=self.info.num_targets))

@@ -14,6 +14,8 @@ A run directory (``<output_dir>/<run_name>``) holds::
                            the best model (not with train.eval_test=false)
     curves.png             learning curves
     results.json           summary (best validation, test at best, ...)
+    init_from.json         the model the run started from (model.init_from;
+                           see init_from.py), absent for a random start
     logs/                  Lightning CSV logs (and TensorBoard if enabled)
 """
 from __future__ import annotations
@@ -148,7 +150,9 @@ def train(config: dict, resume: bool = False) -> Optional[dict]:
     Raises:
         ConfigError: A path, the run directory or the checkpoint to resume
             does not fit (checked first; see
-            :mod:`~graphormer_sepnorm.training.preflight`).
+            :mod:`~graphormer_sepnorm.training.preflight`), or
+            :obj:`model.init_from` names no model whose encoder fits (see
+            :mod:`~graphormer_sepnorm.training.init_from`).
         RawFilesMismatchError: The raw files under :obj:`data.root` index
             graphs their pickles lack.
         NonFiniteLossError: The loss became NaN/inf (the last good
@@ -158,6 +162,7 @@ def train(config: dict, resume: bool = False) -> Optional[dict]:
     from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
     from ..data.datamodule import GraphDataModule
+    from .init_from import initialize_from
     from .lit_module import GraphormerLitModule
     from .preflight import check_before_training
 
@@ -171,6 +176,7 @@ def train(config: dict, resume: bool = False) -> Optional[dict]:
                                  run_dir=run_dir)
     module = GraphormerLitModule(config,
                                  metrics_file=str(run_dir / 'metrics.csv'))
+    initialize_from(module.model, config, run_dir, resume)
     trainer, best_cb, _ = build_trainer(config, run_dir)
     ckpt_path = str(run_dir / 'checkpoints' / 'last.ckpt') if resume else None
     # Lightning's deterministic flag is process-global: restore it after.
@@ -206,6 +212,7 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
     from ..checkpoint import ModelCard, save_model
     from ..models import GraphormerSepNorm
     from .evaluate import predict_split, write_split_predictions
+    from .init_from import read_record
     from .lit_module import history_columns, write_history
     from .metrics import HIGHER_IS_BETTER
     from .plots import plot_curves
@@ -291,6 +298,8 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
                             .as_posix() if best_path else None),
         'model_file': 'model.safetensors',
         'test_predictions': None,
+        # The model it started from (model.init_from), null: random.
+        'init_from': read_record(run_dir),
     }
     splits = getattr(trainer.datamodule, 'splits', None)
     if config['train']['eval_test'] and splits is not None:
@@ -316,6 +325,7 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
             'best_step': results['best_step'],
             'seed': config['seed'],
             'run_name': run_dir.name,
+            'init_from': results['init_from'],
         })
     save_model(run_dir / 'model.safetensors', model, card)
     with open(run_dir / 'results.json', 'w') as f:

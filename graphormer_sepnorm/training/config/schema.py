@@ -55,6 +55,19 @@ def _model_defaults() -> dict[str, Any]:
 #: Model arguments filled from the dataset, never from the configuration.
 MODEL_KEYS_FROM_DATA = ('atom_vocab_sizes', 'bond_vocab_sizes', 'out_channels')
 
+#: Keys of the :obj:`model` section that are not arguments of
+#: :class:`~graphormer_sepnorm.GraphormerSepNorm` (see
+#: :func:`model_arguments`).
+MODEL_KEYS_NOT_ARGUMENTS = ('init_from', )
+
+
+def model_arguments(model: dict[str, Any]) -> dict[str, Any]:
+    r"""The arguments of :class:`~graphormer_sepnorm.GraphormerSepNorm` in
+    a validated :obj:`model` section: all its keys but
+    :data:`MODEL_KEYS_NOT_ARGUMENTS`."""
+    return {key: value for key, value in model.items()
+            if key not in MODEL_KEYS_NOT_ARGUMENTS}
+
 _MODEL_DOCS: list[tuple[str, str, str, Optional[tuple], bool]] = [
     # key, type, doc, choices, nullable
     ('num_layers', 'int', 'Transformer blocks.', None, False),
@@ -246,6 +259,14 @@ def _build_options() -> list[Option]:
             default = list(default)
         options.append(Option(f'model.{key}', type_, default, doc, choices,
                               nullable))
+    options.append(o(
+        'model.init_from', 'str', None, 'Fine-tune: start from the encoder '
+        'of this model (a pretrained backbone or a trained model: a '
+        '`.safetensors` file, a run directory, or `bundled:<name>`; relative '
+        'paths from the working directory) with a fresh prediction head; the '
+        'other model keys must match it except the dropouts, max_nodes and '
+        'attention_buckets; ignored by --resume. null: random '
+        'initialization.', nullable=True))
     return options
 
 
