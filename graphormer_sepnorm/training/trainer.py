@@ -26,13 +26,14 @@ import os
 import platform
 import warnings
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
 
 import torch
 
-from .config import ConfigError, dump_config
+from .config import PRETRAINING_DATA, ConfigError, dump_config
 
-__all__ = ['train', 'build_trainer', 'finalize_run', 'hardware_name']
+__all__ = ['train', 'build_trainer', 'start_run', 'fit', 'finalize_run',
+           'hardware_name']
 
 PathLike = Union[str, Path]
 
@@ -69,10 +70,27 @@ def _precision(config: dict, accelerator: str) -> str:
     return '32-true'
 
 
-def build_trainer(config: dict, run_dir: Path):
+def build_trainer(config: dict, run_dir: Path,
+                  monitor_mode: Optional[str] = None,
+                  val_check_interval: Optional[int] = None,
+                  extra_callbacks: Sequence = ()):
     r"""The Lightning :class:`~lightning.pytorch.Trainer` for :obj:`config`,
     its best-model :class:`~lightning.pytorch.callbacks.ModelCheckpoint`
-    (``best.ckpt``) and its :class:`LastCheckpoint` (``last.ckpt``)."""
+    (``best.ckpt``) and its :class:`LastCheckpoint` (``last.ckpt``).
+
+    Args:
+        config (dict): A validated configuration.
+        run_dir (Path): The run directory.
+        monitor_mode (str, optional): :obj:`"min"` or :obj:`"max"` for the
+            logged :obj:`val/metric`; :obj:`None`: from
+            :obj:`train.monitor`.
+        val_check_interval (int, optional): Validate every this many
+            training batches, counted across epochs (pretraining, whose
+            epochs are long); :obj:`None`: every
+            :obj:`train.check_val_every_n_epoch` epochs.
+        extra_callbacks (sequence, optional): More Lightning callbacks, run
+            after the checkpoint callbacks.
+    """
     from lightning.pytorch import Trainer
     from lightning.pytorch.callbacks import LearningRateMonitor, ModelCheckpoint
     from lightning.pytorch.loggers import CSVLogger
@@ -82,11 +100,12 @@ def build_trainer(config: dict, run_dir: Path):
     from .sync_norm import CPUSyncBatchNorm
 
     t = config['train']
-    higher_is_better = HIGHER_IS_BETTER[monitor_metric(config)]
+    if monitor_mode is None:
+        monitor_mode = ('max' if HIGHER_IS_BETTER[monitor_metric(config)]
+                        else 'min')
     ckpt_dir = run_dir / 'checkpoints'
     best = ModelCheckpoint(dirpath=ckpt_dir, filename='best',
-                           monitor='val/metric',
-                           mode='max' if higher_is_better else 'min',
+                           monitor='val/metric', mode=monitor_mode,
                            save_top_k=1, auto_insert_metric_name=False,
                            enable_version_counter=False)
     last = LastCheckpoint(ckpt_dir / 'last.ckpt',
@@ -101,7 +120,8 @@ def build_trainer(config: dict, run_dir: Path):
             raise ConfigError(f"train.tensorboard=true needs the tensorboard "
                               f"package ({error}); pip install tensorboard")
     # last after best: last.ckpt then holds best's updated state.
-    callbacks = [best, last, LearningRateMonitor(logging_interval='step')]
+    callbacks = [best, last, LearningRateMonitor(logging_interval='step'),
+                 *extra_callbacks]
     accelerator = _resolved_accelerator(config)
     kwargs: dict[str, Any] = {}
     if accelerator == 'cpu':
@@ -121,7 +141,9 @@ def build_trainer(config: dict, run_dir: Path):
         max_steps=t['max_steps'] if t['max_steps'] is not None else -1,
         max_epochs=t['max_epochs'] if t['max_epochs'] is not None else -1,
         gradient_clip_val=t['gradient_clip_val'],
-        check_val_every_n_epoch=t['check_val_every_n_epoch'],
+        check_val_every_n_epoch=(t['check_val_every_n_epoch']
+                                 if val_check_interval is None else None),
+        val_check_interval=val_check_interval,
         log_every_n_steps=t['log_every_n_steps'],
         num_sanity_val_steps=t['num_sanity_val_steps'],
         enable_progress_bar=t['progress_bar'],
@@ -158,19 +180,17 @@ def train(config: dict, resume: bool = False) -> Optional[dict]:
         NonFiniteLossError: The loss became NaN/inf (the last good
             checkpoint is kept).
     """
-    import lightning
-    from lightning.pytorch.utilities.rank_zero import rank_zero_only
-
     from ..data.datamodule import GraphDataModule
     from .init_from import initialize_from
     from .lit_module import GraphormerLitModule
     from .preflight import check_before_training
 
+    if config['data']['name'] == PRETRAINING_DATA:
+        raise ConfigError("data.name=pretraining is self-supervised "
+                          "pretraining: run it with scripts/pretrain.py "
+                          "(graphormer-sepnorm pretrain)")
     run_dir = check_before_training(config, resume)
-    lightning.seed_everything(config['seed'], workers=True)
-    if rank_zero_only.rank == 0:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        dump_config(config, run_dir / 'config.yaml')
+    start_run(config, run_dir)
     datamodule = GraphDataModule(config['data'], seed=config['seed'],
                                  eval_test=config['train']['eval_test'],
                                  run_dir=run_dir)
@@ -178,6 +198,28 @@ def train(config: dict, resume: bool = False) -> Optional[dict]:
                                  metrics_file=str(run_dir / 'metrics.csv'))
     initialize_from(module.model, config, run_dir, resume)
     trainer, best_cb, _ = build_trainer(config, run_dir)
+    fit(trainer, module, datamodule, run_dir, resume)
+    if not trainer.is_global_zero:
+        return None
+    return finalize_run(config, run_dir, module, trainer, best_cb)
+
+
+def start_run(config: dict, run_dir: Path) -> None:
+    r"""Seeds every generator and, on global rank zero, creates
+    :obj:`run_dir` with the run's :obj:`config.yaml`."""
+    import lightning
+    from lightning.pytorch.utilities.rank_zero import rank_zero_only
+
+    lightning.seed_everything(config['seed'], workers=True)
+    if rank_zero_only.rank == 0:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        dump_config(config, run_dir / 'config.yaml')
+
+
+def fit(trainer, module, datamodule, run_dir: Path, resume: bool) -> None:
+    r""":meth:`Trainer.fit`, from :obj:`<run_dir>/checkpoints/last.ckpt`
+    with :obj:`resume` (loaded with :obj:`weights_only=True`), leaving
+    torch's process-global deterministic flag as it was."""
     ckpt_path = str(run_dir / 'checkpoints' / 'last.ckpt') if resume else None
     # Lightning's deterministic flag is process-global: restore it after.
     deterministic = (torch.are_deterministic_algorithms_enabled(),
@@ -199,9 +241,6 @@ def train(config: dict, resume: bool = False) -> Optional[dict]:
     finally:
         torch.use_deterministic_algorithms(deterministic[0],
                                            warn_only=deterministic[1])
-    if not trainer.is_global_zero:
-        return None
-    return finalize_run(config, run_dir, module, trainer, best_cb)
 
 
 def finalize_run(config: dict, run_dir: Path, module, trainer,

@@ -1,13 +1,11 @@
 """Helpers of the training tests (imported by the test modules; not a
 conftest.py, so that ``from conftest import ...`` elsewhere keeps finding
 tests/conftest.py, which holds the data-root fixtures)."""
-import csv
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from safetensors.torch import load_file
+
+from script_helpers import metrics_rows, run_script, without_time  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[2]
 TRAIN = str(REPO / 'scripts' / 'train.py')
@@ -35,17 +33,6 @@ def zinc_args(zinc_root, out, name, *extra) -> list[str]:
             f'output_dir={out}', f'run_name={name}', *ZINC_SMALL, *extra]
 
 
-def metrics_rows(run_dir) -> list[dict]:
-    with open(run_dir / 'metrics.csv') as f:
-        return list(csv.DictReader(f))
-
-
-def without_time(rows) -> list[dict]:
-    """metrics.csv rows without their clock columns."""
-    return [{k: v for k, v in r.items()
-             if k not in ('wall_time_s', 'cpu_time_s')} for r in rows]
-
-
 def max_weight_diff(a, b) -> float:
     """Largest difference between the model.safetensors of two runs."""
     wa, wb = load_file(str(a / 'model.safetensors')), load_file(
@@ -53,13 +40,3 @@ def max_weight_diff(a, b) -> float:
     assert wa.keys() == wb.keys()
     return max((wa[k].double() - wb[k].double()).abs().max().item()
                for k in wa)
-
-
-def run_script(script: str, *args: str, cwd=None, timeout: float = 240,
-               env=None) -> subprocess.CompletedProcess:
-    full_env = dict(os.environ)
-    full_env.pop('GRAPHORMER_DATA_ROOT', None)
-    full_env.update(env or {})
-    return subprocess.run([sys.executable, script, *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout,
-                          env=full_env)

@@ -28,15 +28,16 @@ One file per job:
 from .reading import (deep_merge, get_dotted, parse_override,
                       read_yaml_with_defaults, set_dotted)
 from .schema import (DATA_ROOT_ENV, MODEL_KEYS_FROM_DATA,
-                     MODEL_KEYS_NOT_ARGUMENTS, OPTIONS, ConfigError, Option,
-                     model_arguments, options_markdown)
+                     MODEL_KEYS_NOT_ARGUMENTS, OPTIONS, PRETRAINING_DATA,
+                     ConfigError, Option, model_arguments, options_markdown)
 from .validation import (dump_config, load_config, resolved_run_name,
                          run_dir_of, validate)
 
 __all__ = [
     'ConfigError', 'DATA_ROOT_ENV', 'MODEL_KEYS_FROM_DATA',
-    'MODEL_KEYS_NOT_ARGUMENTS', 'OPTIONS', 'Option', 'model_arguments',
-    'options_markdown', 'read_yaml_with_defaults', 'deep_merge',
+    'MODEL_KEYS_NOT_ARGUMENTS', 'OPTIONS', 'PRETRAINING_DATA', 'Option',
+    'model_arguments', 'options_markdown', 'read_yaml_with_defaults',
+    'deep_merge',
     'parse_override', 'set_dotted', 'get_dotted', 'validate', 'load_config',
     'resolved_run_name', 'run_dir_of', 'dump_config'
 ]

@@ -16,6 +16,10 @@ from ..metrics import METRIC_NAMES, TASK_METRICS
 #: ``data.root=...`` still wins).
 DATA_ROOT_ENV = 'GRAPHORMER_DATA_ROOT'
 
+#: :obj:`data.name` of self-supervised pretraining on a SMILES corpus
+#: (``scripts/pretrain.py``).
+PRETRAINING_DATA = 'pretraining'
+
 
 class ConfigError(ValueError):
     r"""An invalid configuration: the message names the key or file and how
@@ -129,8 +133,9 @@ def _build_options() -> list[Option]:
           'instead of data.name).', nullable=True),
         # data
         o('data.name', 'str', None, 'Dataset: ZINC-full, ZINC-subset (12k), '
-          'OGB ogbg-molhiv, or your own CSV (data.path).',
-          choices=DATASET_NAMES + ('csv', )),
+          'OGB ogbg-molhiv, your own CSV (data.path), or the pretraining '
+          'corpus (pretrain.corpus; scripts/pretrain.py only).',
+          choices=DATASET_NAMES + ('csv', PRETRAINING_DATA)),
         o('data.root', 'str', 'data', 'Writable folder for datasets '
           '(`<root>/ZINC`, `<root>/ogbg_molhiv`) and CSV caches '
           f'(`<root>/csv`); the environment variable {DATA_ROOT_ENV} '
@@ -145,9 +150,9 @@ def _build_options() -> list[Option]:
         o('data.task', 'str', None, 'csv: `regression`, or `binary` (0/1 '
           'labels; several target columns: multi-label).',
           choices=tuple(TASK_METRICS), nullable=True),
-        o('data.featurizer', 'str', 'ogb', 'csv: SMILES to graph, `ogb` '
-          "(OGB's 9 atom / 3 bond features) or `zinc` (ZINC's 28 atom "
-          'types).', choices=('ogb', 'zinc')),
+        o('data.featurizer', 'str', 'ogb', 'csv and pretraining: SMILES to '
+          "graph, `ogb` (OGB's 9 atom / 3 bond features) or `zinc` (ZINC's "
+          '28 atom types).', choices=('ogb', 'zinc')),
         o('data.split', 'str', 'scaffold', 'csv: balanced Bemis-Murcko '
           'scaffold split, random split, or the split named in '
           'data.split_column.', choices=('scaffold', 'random', 'column')),
@@ -235,6 +240,21 @@ def _build_options() -> list[Option]:
           'the tensorboard package).'),
         o('train.num_sanity_val_steps', 'int', 0, 'Validation batches run '
           'before training as a smoke test.'),
+        # pretrain (data.name: pretraining)
+        o('pretrain.corpus', 'str', None, 'pretraining: the folder holding '
+          'train.smi and val.smi (scripts/make_pretraining_corpus.py); null: '
+          '`<data.root>/pretraining/moses`.', nullable=True),
+        o('pretrain.mask_rate', 'float', 0.15, 'pretraining: fraction of '
+          "each graph's atoms masked (at least one)."),
+        o('pretrain.atom_loss_weight', 'float', 1.0, 'pretraining: weight of '
+          'the masked-atom cross-entropy (0: objective off).'),
+        o('pretrain.descriptor_loss_weight', 'float', 1.0, 'pretraining: '
+          'weight of the descriptor regression from the graph token (0: '
+          'objective off).'),
+        o('pretrain.val_every_n_steps', 'int', 1000, 'pretraining: validate '
+          '(and write backbone.safetensors) every N optimizer steps.'),
+        o('pretrain.scaler_molecules', 'int', 10000, 'pretraining: training '
+          'molecules whose descriptors fix the standardization.'),
         o('train.monitor', 'str', None, 'Validation metric that selects the '
           'best model (averaged over targets); null: mae (regression) or '
           'rocauc (binary).', choices=METRIC_NAMES, nullable=True),

@@ -19,7 +19,8 @@ from ..metrics import TASK_METRICS
 from .reading import (PathLike, _check_known, _first_key, deep_merge,
                       get_dotted, parse_override, read_yaml_with_defaults,
                       set_dotted)
-from .schema import DATA_ROOT_ENV, OPTIONS, _SECTIONS, ConfigError, Option
+from .schema import (DATA_ROOT_ENV, OPTIONS, PRETRAINING_DATA, _SECTIONS,
+                     ConfigError, Option)
 
 
 def _coerce(option: Option, value: Any) -> Any:
@@ -189,6 +190,35 @@ def _check_ranges(config: dict) -> None:
             f"accepts would crash the model. Make them equal")
 
 
+def _check_pretraining(config: dict) -> None:
+    pretrain = config['pretrain']
+    if not 0.0 < pretrain['mask_rate'] <= 1.0:
+        raise ConfigError(f"'pretrain.mask_rate' must be in (0, 1], got "
+                          f"{pretrain['mask_rate']}")
+    weights = ('pretrain.atom_loss_weight', 'pretrain.descriptor_loss_weight')
+    for key in weights:
+        if get_dotted(config, key) < 0:
+            raise ConfigError(f"'{key}' must be >= 0, got "
+                              f"{get_dotted(config, key)}")
+    if all(get_dotted(config, key) == 0 for key in weights):
+        raise ConfigError("The pretraining config has no objective: "
+                          "'pretrain.atom_loss_weight' and "
+                          "'pretrain.descriptor_loss_weight' are both 0; set "
+                          "at least one above 0")
+    for key in ('pretrain.val_every_n_steps', 'pretrain.scaler_molecules'):
+        if get_dotted(config, key) < 1:
+            raise ConfigError(f"'{key}' must be >= 1, got "
+                              f"{get_dotted(config, key)}")
+    if config['model'].get('init_from') is not None:
+        raise ConfigError("'model.init_from' does not apply to pretraining "
+                          "(it starts from a random encoder; continue a run "
+                          "with --resume); remove it")
+    if config['data']['raw_source'] is not None:
+        raise ConfigError("'data.raw_source' does not apply to "
+                          "data.name=pretraining (the corpus is read from "
+                          "pretrain.corpus); remove it")
+
+
 def _check_monitor(config: dict) -> None:
     monitor = config['train']['monitor']
     task = data_info(config['data']).task
@@ -236,7 +266,10 @@ def validate(config: Mapping, check_paths: bool = True) -> dict:
         check_csv_config(out['data'], check_paths)
     except ValueError as error:
         raise ConfigError(str(error)) from None
-    _check_monitor(out)
+    if out['data']['name'] == PRETRAINING_DATA:
+        _check_pretraining(out)
+    else:
+        _check_monitor(out)
     if check_paths and out['data']['raw_source'] is not None:
         try:
             check_raw_source(out['data']['name'], out['data']['raw_source'])

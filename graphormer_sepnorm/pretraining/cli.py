@@ -1,0 +1,80 @@
+r"""Command-line entry point behind ``scripts/pretrain.py``: the options of
+``scripts/train.py`` (config, dotted overrides, ``--resume``), for a
+pretraining configuration."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Optional, Sequence
+
+import yaml
+
+from ..training.cli import resolve_train_args, train_parser
+from ..training.config import ConfigError, options_markdown
+
+PRETRAIN_EPILOG = """\
+overrides:
+  Any config key as dotted.key=value, value parsed as YAML, e.g.
+    train.max_steps=20000 pretrain.mask_rate=0.2 data.num_workers=2
+  List every key with --list-options (the pretrain.* keys are pretraining's).
+
+examples:
+  python scripts/make_pretraining_corpus.py --data-root data
+  python scripts/pretrain.py --config configs/pretrain/cpu_sepnorm.yaml
+  python scripts/pretrain.py --resume runs/pretrain_cpu_sepnorm
+  torchrun --nproc_per_node 4 scripts/pretrain.py \\
+      --config configs/pretrain/sepnorm.yaml train.strategy=ddp train.devices=4
+  srun python scripts/pretrain.py --config configs/pretrain/sepnorm.yaml \\
+      train.strategy=ddp train.devices=4 train.num_nodes=2   # in sbatch
+
+Fine-tune from the backbone it writes with model.init_from (see README).
+"""
+
+
+def pretrain_parser() -> argparse.ArgumentParser:
+    r"""The parser of ``scripts/pretrain.py``: that of ``scripts/train.py``
+    with its own description and examples."""
+    parser = train_parser()
+    parser.prog = 'pretrain.py'
+    parser.description = (
+        'Pretrain GraphormerSepNorm without labels on a SMILES corpus '
+        '(masked atoms + RDKit descriptors from the graph token; Lightning): '
+        'writes config.yaml, checkpoints/{last,best}.ckpt, '
+        'backbone.safetensors, metrics.csv, curves.png and results.json '
+        'into <output_dir>/<run_name>.')
+    parser.epilog = PRETRAIN_EPILOG
+    return parser
+
+
+def pretrain_main(argv: Optional[Sequence[str]] = None) -> int:
+    r"""Runs ``scripts/pretrain.py`` with :obj:`argv`; returns the exit
+    status (2: bad config or data, 3: the loss diverged)."""
+    args = pretrain_parser().parse_args(argv)
+    if args.list_options:
+        print(options_markdown())
+        return 0
+    try:
+        config, resume = resolve_train_args(args)
+        if args.print_config:
+            print(yaml.safe_dump(config, sort_keys=False), end='')
+            return 0
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    from ..data.errors import DataError
+    from ..training.run_module import NonFiniteLossError
+    from .run import pretrain
+    try:
+        results = pretrain(config, resume=resume)
+    except NonFiniteLossError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 3
+    except (ConfigError, DataError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if results is not None:
+        print(json.dumps({k: results[k] for k in (
+            'norm', 'seed', 'steps', 'graphs_seen', 'cpu_time_s',
+            'throughput_graphs_per_s', 'run_dir', 'backbone')}, indent=2))
+    return 0

@@ -1,0 +1,110 @@
+r"""The Lightning data module of pretraining: the corpus's training and
+validation SMILES files as :class:`~graphormer_sepnorm.pretraining.
+corpus_dataset.SmilesCorpus` datasets, featurized on the fly (in
+:obj:`data.num_workers` worker processes) and batched by the resumable,
+rank-aware :class:`~graphormer_sepnorm.data.batch_loader.GraphBatchLoader`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from lightning.pytorch import LightningDataModule
+
+from ..data.batch_loader import GraphBatchLoader
+from ..data.datamodule import _distributed
+from ..data.errors import DataError
+from .corpus_dataset import SmilesCorpus
+from .descriptors import DescriptorScaler
+
+__all__ = ['CorpusDataModule', 'corpus_dir']
+
+
+def corpus_dir(config: dict) -> Path:
+    r"""The corpus folder of a validated pretraining configuration:
+    :obj:`pretrain.corpus`, or :obj:`<data.root>/pretraining/moses`."""
+    configured = config['pretrain']['corpus']
+    if configured:
+        return Path(configured)
+    return Path(config['data']['root']) / 'pretraining' / 'moses'
+
+
+class CorpusDataModule(LightningDataModule):
+    r"""Batches of the pretraining corpus.
+
+    :meth:`setup` opens :obj:`train.smi` and :obj:`val.smi` of the corpus
+    folder (written by ``scripts/make_pretraining_corpus.py``) and fits the
+    descriptor scaler on the first :obj:`pretrain.scaler_molecules`
+    training molecules (the file is shuffled once when written, so they are
+    a random sample, and every process and every resume fits the same
+    scaler).
+
+    Args:
+        config (dict): A validated pretraining configuration.
+    """
+    def __init__(self, config: dict) -> None:
+        super().__init__()
+        self.config = config
+        self.data = config['data']
+        self.pretrain = config['pretrain']
+        self.folder = corpus_dir(config)
+        self.train_set: Optional[SmilesCorpus] = None
+        self.val_set: Optional[SmilesCorpus] = None
+        self.scaler: Optional[DescriptorScaler] = None
+
+    def setup(self, stage: Optional[str] = None) -> None:
+        if self.train_set is not None:
+            return
+        paths = {split: self.folder / f'{split}.smi'
+                 for split in ('train', 'val')}
+        missing = [str(p) for p in paths.values() if not p.is_file()]
+        if missing:
+            raise DataError(
+                f"The pretraining corpus is missing {', '.join(missing)}; "
+                f"build it with python scripts/make_pretraining_corpus.py "
+                f"--data-root {self.data['root']} (or set pretrain.corpus to "
+                f"the folder holding train.smi and val.smi)")
+        self.train_set = SmilesCorpus(paths['train'], self.data['featurizer'],
+                                      None, self.data['max_nodes'],
+                                      limit=self.data['limit_train'])
+        scaler = DescriptorScaler.fit(self.train_set.descriptor_sample(
+            self.pretrain['scaler_molecules']))
+        self.train_set.scaler = self.scaler = scaler
+        self.val_set = SmilesCorpus(paths['val'], self.data['featurizer'],
+                                    scaler, self.data['max_nodes'],
+                                    limit=self.data['limit_val'])
+        if len(self.train_set) < self.data['batch_size']:
+            raise DataError(
+                f"The pretraining corpus {paths['train']} has "
+                f"{len(self.train_set)} molecules, fewer than one batch "
+                f"(data.batch_size={self.data['batch_size']})")
+
+    def _loader(self, dataset: SmilesCorpus, train: bool) -> GraphBatchLoader:
+        rank, world_size = _distributed()
+        batch_size = self.data['batch_size']
+        if train and batch_size % world_size:
+            raise ValueError(
+                f"data.batch_size={batch_size} is the global batch; it must "
+                f"be divisible by the {world_size} processes")
+        if not train:
+            batch_size = ((self.data['eval_batch_size'] or batch_size)
+                          * world_size)
+        trainer = getattr(self, 'trainer', None)
+        cuda = trainer is not None and \
+            trainer.strategy.root_device.type == 'cuda'
+        return GraphBatchLoader(
+            dataset, batch_size, shuffle=train, seed=self.config['seed'],
+            rank=rank, world_size=world_size, pad=train,
+            num_workers=self.data['num_workers'],
+            pin_memory=bool(self.data['pin_memory'] and cuda),
+            epoch_fn=self._current_epoch if train else None)
+
+    def _current_epoch(self) -> int:
+        trainer = getattr(self, 'trainer', None)
+        return trainer.current_epoch if trainer is not None else 0
+
+    def train_dataloader(self) -> GraphBatchLoader:
+        return self._loader(self.train_set, train=True)
+
+    def val_dataloader(self) -> GraphBatchLoader:
+        return self._loader(self.val_set, train=False)

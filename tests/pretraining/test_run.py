@@ -1,0 +1,167 @@
+"""scripts/pretrain.py end to end on a tiny corpus of real molecules: the
+artefacts, exact resume, two gloo processes against one, and the errors of
+bad configurations."""
+import json
+
+import pytest
+from safetensors.torch import load_file
+
+from graphormer_sepnorm.checkpoint import BACKBONE_TASK, read_card
+from graphormer_sepnorm.pretraining.descriptors import DESCRIPTOR_NAMES
+from conftest import REPO
+from pretraining_helpers import (CONFIG, PRETRAIN, pretrain_args,
+                                 write_corpus)
+from script_helpers import metrics_rows, run_script, without_time
+
+
+@pytest.fixture(scope='module')
+def corpus(tmp_path_factory):
+    return write_corpus(tmp_path_factory.mktemp('corpus'))
+
+
+@pytest.fixture(scope='module')
+def straight_run(corpus, tmp_path_factory):
+    """A tiny run of 24 steps, uninterrupted."""
+    out = tmp_path_factory.mktemp('straight')
+    result = run_script(PRETRAIN, *pretrain_args(corpus, out, 'run'))
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out / 'run'
+
+
+def _comparable(rows) -> list[dict]:
+    # Without the clocks and the throughput.
+    return [{k: v for k, v in row.items() if k != 'graphs_per_s'}
+            for row in without_time(rows)]
+
+
+def _backbone_diff(a, b) -> float:
+    wa = load_file(str(a / 'backbone.safetensors'))
+    wb = load_file(str(b / 'backbone.safetensors'))
+    assert wa.keys() == wb.keys()
+    return max((wa[k].double() - wb[k].double()).abs().max().item()
+               for k in wa)
+
+
+def test_pretraining_writes_its_artefacts(straight_run):
+    run = straight_run
+    for name in ('config.yaml', 'metrics.csv', 'curves.png',
+                 'backbone.safetensors', 'results.json',
+                 'checkpoints/last.ckpt'):
+        assert (run / name).is_file(), name
+    rows = metrics_rows(run)
+    assert [int(r['step']) for r in rows] == [8, 16, 24]
+    for row in rows:
+        assert 0 <= float(row['val_element_accuracy']) <= 1
+        assert float(row['val_graph_token_anisotropy']) <= 1
+    # The loss went down on validation (same masked molecules each time).
+    assert float(rows[-1]['val_loss']) < float(rows[0]['val_loss'])
+    card, _ = read_card(run / 'backbone.safetensors')
+    assert card.task == BACKBONE_TASK and card.featurizer == 'ogb'
+    assert card.model_config['out_channels'] == len(DESCRIPTOR_NAMES)
+    summary = card.extra['pretraining']
+    # Epoch 0: 200 molecules in 13 steps (the last of 8), then 11 of 16.
+    assert summary['steps'] == 24 and summary['graphs_seen'] == 200 + 11 * 16
+    assert summary['objectives']['descriptors']['names'] == list(
+        DESCRIPTOR_NAMES)
+    results = json.loads((run / 'results.json').read_text())
+    assert results['steps'] == 24 and results['cpu_time_s'] > 0
+
+
+def test_resume_continues_exactly(corpus, straight_run, tmp_path):
+    # 200 molecules in batches of 16: epochs of 13 steps, so the resumed
+    # half starts mid-epoch and crosses an epoch boundary.
+    first = run_script(PRETRAIN, *pretrain_args(corpus, tmp_path, 'b',
+                                                'train.max_steps=12'))
+    assert first.returncode == 0, first.stderr[-3000:]
+    second = run_script(PRETRAIN, '--resume', str(tmp_path / 'b'),
+                        'train.max_steps=24')
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert _comparable(metrics_rows(straight_run)) == _comparable(
+        metrics_rows(tmp_path / 'b'))
+    assert _backbone_diff(straight_run, tmp_path / 'b') == 0
+
+
+def test_two_process_ddp_matches_one_process(corpus, tmp_path):
+    """gloo, two processes of 8 molecules against one of 16: each molecule
+    is masked the same wherever it is, the losses are normalized by global
+    counts and SepNorm's batch statistics are global, so in float64 without
+    dropout the runs agree (see the supervised twin in
+    tests/training/test_train_e2e.py)."""
+    common = ('train.precision=64-true', 'model.dropout=0',
+              'model.attention_dropout=0', 'model.activation_dropout=0',
+              'train.accelerator=cpu', 'train.max_steps=16',
+              'optim.total_steps=16')
+    one = run_script(PRETRAIN, *pretrain_args(corpus, tmp_path, 'one',
+                                              *common))
+    assert one.returncode == 0, one.stderr[-3000:]
+    ddp = run_script(PRETRAIN, *pretrain_args(
+        corpus, tmp_path, 'ddp', *common, 'train.strategy=ddp',
+        'train.devices=2'), timeout=400)
+    assert ddp.returncode == 0, ddp.stderr[-3000:]
+    results = json.loads((tmp_path / 'ddp' / 'results.json').read_text())
+    assert results['hardware']['world_size'] == 2
+    assert results['graphs_seen'] == 200 + 3 * 16  # 13 + 3 steps
+    rows_one, rows_ddp = metrics_rows(tmp_path / 'one'), metrics_rows(
+        tmp_path / 'ddp')
+    assert len(rows_one) == len(rows_ddp) == 2
+    for a, b in zip(rows_one, rows_ddp):
+        assert a['step'] == b['step']
+        for key in ('train_loss', 'val_loss', 'val_atom_loss',
+                    'val_element_accuracy', 'val_descriptor_mse',
+                    'val_descriptor_r2', 'val_graph_token_anisotropy'):
+            assert float(a[key]) == pytest.approx(float(b[key]), rel=1e-6,
+                                                  abs=1e-9), key
+    assert _backbone_diff(tmp_path / 'one', tmp_path / 'ddp') < 1e-6
+
+
+@pytest.mark.parametrize('overrides, message', [
+    (['pretrain.atom_loss_weight=0', 'pretrain.descriptor_loss_weight=0'],
+     'no objective'),
+    (['pretrain.mask_rate=0'], "'pretrain.mask_rate' must be in (0, 1]"),
+    (['pretrain.descriptor_loss_weight=-1'],
+     "'pretrain.descriptor_loss_weight' must be >= 0"),
+])
+def test_bad_pretraining_configs(corpus, tmp_path, overrides, message):
+    result = run_script(PRETRAIN, *pretrain_args(corpus, tmp_path, 'bad',
+                                                 *overrides))
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert 'Traceback' not in result.stderr
+
+
+def test_missing_corpus_names_the_builder(tmp_path):
+    result = run_script(PRETRAIN, *pretrain_args(tmp_path / 'nowhere',
+                                                 tmp_path, 'run'))
+    assert result.returncode == 2
+    assert 'make_pretraining_corpus.py' in result.stderr
+    assert 'Traceback' not in result.stderr
+
+
+def test_each_script_refuses_the_others_config(corpus, tmp_path):
+    result = run_script(str(REPO / 'scripts' / 'train.py'), '--config',
+                        CONFIG,
+                        f'pretrain.corpus={corpus}', f'output_dir={tmp_path}')
+    assert result.returncode == 2 and 'scripts/pretrain.py' in result.stderr
+    result = run_script(PRETRAIN, '--config',
+                        str(REPO / 'configs' / 'zinc_subset_sepnorm.yaml'),
+                        f'output_dir={tmp_path}')
+    assert result.returncode == 2 and 'scripts/train.py' in result.stderr
+
+
+def test_the_card_keeps_the_corpus_counts_and_no_paths():
+    from graphormer_sepnorm.pretraining.backbone import corpus_summary
+    manifest = {
+        'corpus': 'moses', 'rdkit_version': '2026.09.1',
+        'source': {'wheel': 'molsets.whl', 'sha256': 'ab', 'license': 'MIT',
+                   'files': {}},
+        'counts': {'read': 10, 'removed': 2, 'train': 7, 'val': 1},
+        'exclusions': {'removed_by_rule': {'canonical_smiles': 2},
+                       'skipped': [],
+                       'splits': [{'source': 'molhiv', 'split': 'test',
+                                   'path': '/home/someone/data',
+                                   'molecules': 5, 'matched_total': 2}]}}
+    summary = corpus_summary(manifest)
+    assert summary['counts'] == manifest['counts']
+    assert summary['removed_from'] == [{'source': 'molhiv', 'split': 'test',
+                                        'molecules': 5, 'matched_total': 2}]
+    assert '/home/someone' not in json.dumps(summary)
