@@ -1,0 +1,3 @@
+r"""Self-supervised pretraining: the corpus, objectives and training module."""
+
+__all__ = []
