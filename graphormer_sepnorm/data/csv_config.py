@@ -1,6 +1,6 @@
 r"""The configuration side of CSV training (config :obj:`data.name: csv`):
 the checks of the :obj:`data` keys made before any work, and the
-:class:`~graphormer_sepnorm.data.datasets.DatasetInfo` of a CSV."""
+:class:`~graphormer_sepnorm.data.graph_splits.DatasetInfo` of a CSV."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,6 +8,7 @@ from typing import Mapping
 
 from .csv_dataset import csv_columns
 from .csv_table import check_columns, read_header
+from .graph_splits import DatasetInfo
 
 __all__ = ['check_csv_config', 'csv_info']
 
@@ -65,11 +66,10 @@ _CSV_KEY_HINTS = {
 }
 
 
-def csv_info(data: Mapping):
-    r"""The :class:`~graphormer_sepnorm.data.datasets.DatasetInfo` of a
+def csv_info(data: Mapping) -> DatasetInfo:
+    r"""The :class:`~graphormer_sepnorm.data.graph_splits.DatasetInfo` of a
     CSV :obj:`data` section (vocabularies from the featurizer, one output
     per target column)."""
-    from .datasets import DatasetInfo
     from .featurize import featurizer_vocab_sizes
     atom_vocab, bond_vocab = featurizer_vocab_sizes(data['featurizer'])
     return DatasetInfo(

@@ -12,6 +12,7 @@ import torch
 from .csv_config import csv_info
 from .csv_dataset import SKIPPED_FILE, MoleculeCSVDataset
 from .csv_table import SPLIT_NAMES, CSVDataError
+from .graph_splits import GraphSplits, limit_splits
 
 __all__ = ['load_csv_splits', 'write_run_records', 'SPLIT_FILE']
 
@@ -21,8 +22,8 @@ PathLike = Union[str, Path]
 SPLIT_FILE = 'split.csv'
 
 
-def load_csv_splits(data: Mapping):
-    r"""The :class:`~graphormer_sepnorm.data.datasets.GraphSplits` of a
+def load_csv_splits(data: Mapping) -> GraphSplits:
+    r"""The :class:`~graphormer_sepnorm.data.graph_splits.GraphSplits` of a
     CSV :obj:`data` section: the dataset (processed on first use under
     ``<data.root>/csv``, preprocessed by
     :class:`~graphormer_sepnorm.transforms.AddShortestPaths`) split by
@@ -33,7 +34,6 @@ def load_csv_splits(data: Mapping):
             split without molecules.
     """
     from ..transforms import AddShortestPaths
-    from .datasets import GraphSplits, limit_splits
     split_column = data['split_column'] if data['split'] == 'column' else None
     dataset = MoleculeCSVDataset(
         Path(data['root']) / 'csv', data['path'], data['smiles_column'],
