@@ -206,7 +206,8 @@ def _bad_csv(tmp_path, text, name='bad.csv'):
 
 @pytest.mark.parametrize('case', [
     'misspelled column', 'non-numeric', 'empty column', 'not binary',
-    'fewer than a batch', 'empty split', 'no task', 'monitor'
+    'fewer than a batch', 'empty split', 'no task', 'monitor',
+    'column named twice'
 ])
 def test_bad_input_one_line_and_status_2(case, zinc_property_frame,
                                          tmp_path, capsys):
@@ -243,6 +244,12 @@ def test_bad_input_one_line_and_status_2(case, zinc_property_frame,
     elif case == 'no task':
         path, extra = good, extra + ['data.task=null']
         expected = r"data.name=csv needs 'data.task'; regression or binary"
+    elif case == 'column named twice':
+        # pandas would read the second 'y' as 'y.1' and train on the first
+        path = _bad_csv(tmp_path, '\n'.join(
+            [lines[0] + ',y'] + [line + ',0' for line in lines[1:]]))
+        expected = (r"bad.csv: the header names column 'y' twice \(columns 2 "
+                    r"and 4\); rename or remove one")
     else:
         path, extra = good, extra + ['train.monitor=rocauc']
         expected = (r"'train.monitor' is 'rocauc', a metric the regression "
