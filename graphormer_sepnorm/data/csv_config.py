@@ -69,10 +69,18 @@ _CSV_KEY_HINTS = {
 def csv_info(data: Mapping) -> DatasetInfo:
     r"""The :class:`~graphormer_sepnorm.data.graph_splits.DatasetInfo` of a
     CSV :obj:`data` section (vocabularies from the featurizer, one output
-    per target column)."""
+    per target column). Its default model-selection metric is ROC-AUC for
+    a binary task, MAE for one regression target, and for several the
+    standardized MAE (each target's MAE over the standard deviation of its
+    training labels, averaged), so that the largest-scale target does not
+    pick the best epoch alone."""
     from .featurize import featurizer_vocab_sizes
     atom_vocab, bond_vocab = featurizer_vocab_sizes(data['featurizer'])
-    return DatasetInfo(
-        'csv', Path(data['path']).name, data['task'], data['featurizer'],
-        'mae' if data['task'] == 'regression' else 'rocauc',
-        atom_vocab, bond_vocab, tuple(data['target_columns']))
+    targets = tuple(data['target_columns'])
+    if data['task'] == 'binary':
+        metric = 'rocauc'
+    else:
+        metric = 'std_mae' if len(targets) > 1 else 'mae'
+    return DatasetInfo('csv', Path(data['path']).name, data['task'],
+                       data['featurizer'], metric, atom_vocab, bond_vocab,
+                       targets)

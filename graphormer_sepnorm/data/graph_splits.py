@@ -25,7 +25,8 @@ class DatasetInfo:
         task (str): :obj:`"regression"` or :obj:`"binary"`.
         featurizer (str): SMILES featurizer that reproduces its graphs.
         metric (str): The default model-selection metric, :obj:`"mae"`
-            (lower is better) or :obj:`"rocauc"`.
+            (lower is better), :obj:`"std_mae"` (several regression
+            targets; lower is better) or :obj:`"rocauc"`.
         atom_vocab_sizes (list of int): Values per column of :obj:`x`.
         bond_vocab_sizes (list of int): Values per column of
             :obj:`edge_attr`.

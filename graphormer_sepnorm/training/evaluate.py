@@ -183,7 +183,8 @@ def evaluate_checkpoint(checkpoint: PathLike, split: str = 'test',
                                 info.task, info.target_names)
     metric = card.extra.get('metric') or info.metric
     metrics = compute_metrics(info.task, preds, targets, info.target_names,
-                              split=split)
+                              split=split,
+                              target_std=_per_target(card.target_std))
     return {
         'dataset': info.name,
         'split': split,
@@ -193,3 +194,9 @@ def evaluate_checkpoint(checkpoint: PathLike, split: str = 'test',
         'num_graphs': len(dataset),
         'checkpoint': str(path),
     }
+
+
+def _per_target(value: Union[float, Sequence[float]]) -> list[float]:
+    # Cards of single-target models hold one float.
+    return [float(v) for v in value] if isinstance(value, (list, tuple)) \
+        else [float(value)]

@@ -101,6 +101,17 @@ def test_two_targets_with_missing_labels(regression_run):
             1 - (err**2).sum() / total, rel=1e-4, abs=1e-5)
     assert best['mae'] == pytest.approx(
         (best['mae_y'] + best['mae_logp']) / 2)
+    # Two targets: the best epoch is selected on the standardized MAE (each
+    # target's MAE over the std of its training labels), also in the history
+    assert results['metric'] == 'std_mae' and not results['higher_is_better']
+    assert best['std_mae'] == pytest.approx(
+        (best['mae_y'] / card.target_std[0] +
+         best['mae_logp'] / card.target_std[1]) / 2, rel=1e-6)
+    assert results['best_epoch'] == history['val_std_mae'].idxmin()
+    assert results['best_val_metric'] == pytest.approx(
+        history['val_std_mae'].min(), rel=1e-9)
+    for column in ('val_std_mae', 'val_std_rmse', 'test_std_mae'):
+        assert history[column].notna().all(), column
 
     # The card: targets, featurizer, per-target standardization from the
     # training rows of the CSV (pandas over the written split)
@@ -118,7 +129,7 @@ def test_binary_task(molhiv_frame, tmp_path, capsys):
     molhiv_frame.to_csv(path, index=False)
     status, err = _train(capsys, *_args(
         path, tmp_path, 'hiv', 'data.target_columns=HIV_active',
-        'data.task=binary', 'train.monitor=null', 'data.split=random'))
+        'data.task=binary', 'data.split=random'))
     assert status == 0, err
     results = json.loads((tmp_path / 'hiv' / 'results.json').read_text())
     assert results['metric'] == 'rocauc' and results['higher_is_better']
@@ -148,7 +159,7 @@ def _train_binary_on_folds(capsys, frame, tmp_path, name, targets):
     frame.to_csv(path, index=False)
     return _train(capsys, *_args(
         path, tmp_path, name, f'data.target_columns={targets}',
-        'data.task=binary', 'train.monitor=null', 'data.split=column',
+        'data.task=binary', 'data.split=column',
         'data.split_column=fold'))
 
 
@@ -230,8 +241,7 @@ def test_bad_input_one_line_and_status_2(case, zinc_property_frame,
         extra = ['data.target_columns=[y,assay]']
         expected = r"target column 'assay' has no value in any of its 200 rows"
     elif case == 'not binary':
-        path, extra = good, ['data.target_columns=y', 'data.task=binary',
-                             'train.monitor=null']
+        path, extra = good, ['data.target_columns=y', 'data.task=binary']
         expected = (r"good.csv line 3, column 'y': '2.465756416320801' is "
                     r"not 0 or 1; data.task=binary needs 0/1 labels")
     elif case == 'fewer than a batch':

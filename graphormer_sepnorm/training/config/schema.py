@@ -223,8 +223,11 @@ def _build_options() -> list[Option]:
         o('train.num_sanity_val_steps', 'int', 0, 'Validation batches run '
           'before training as a smoke test.'),
         o('train.monitor', 'str', None, 'Validation metric that selects the '
-          'best model (averaged over targets); null: mae (regression) or '
-          'rocauc (binary).', choices=METRIC_NAMES, nullable=True),
+          'best model (averaged over targets); null: follows the task, '
+          'rocauc (binary), mae (one regression target) or std_mae (several: '
+          "each target's MAE over the std of its training labels). std_* "
+          'need several regression targets.', choices=METRIC_NAMES,
+          nullable=True),
     ]
     defaults = _model_defaults()
     documented = {key for key, *_ in _MODEL_DOCS}
