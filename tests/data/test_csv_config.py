@@ -91,3 +91,38 @@ def test_monitor_follows_the_task_unless_set():
                        r"metric the binary task does not report"):
         _monitor('data.task=binary', 'data.target_columns=[p,q]',
                  'train.monitor=std_rmse')
+
+
+def test_id_column(tmp_path):
+    """data.id_column (copied into test_predictions.csv) must be a column
+    of the file, and neither the SMILES, a target, nor a name that file
+    gives another column; only a CSV has one."""
+    path = tmp_path / 'x.csv'
+    path.write_text('name,smiles,a,b\nethanol,CCO,1,2\n')
+    base = [f'data.path={path}', 'data.target_columns=[a,b]']
+    config = load_config(CONFIG, base + ['data.id_column=name'], env={})
+    assert config['data']['id_column'] == 'name'
+    assert load_config(CONFIG, base, env={})['data']['id_column'] is None
+    with pytest.raises(ConfigError, match=r"has no column 'Name' \(named by "
+                       r"data.id_column\).* Did you mean 'name'\?"):
+        load_config(CONFIG, base + ['data.id_column=Name'], env={})
+    for name in ('a', 'smiles', 'b_prediction'):
+        with pytest.raises(ConfigError, match=rf"'data.id_column' is "
+                           rf"'{name}', the name of another column of "
+                           rf"test_predictions.csv"):
+            load_config(CONFIG, base + [f'data.id_column={name}'], env={},
+                        check_paths=False)
+    # One target: its label and prediction are 'target' and 'prediction'
+    with pytest.raises(ConfigError, match=r"'data.id_column' is "
+                       r"'prediction'"):
+        load_config(CONFIG, [f'data.path={path}', 'data.target_columns=a',
+                             'data.id_column=prediction'], env={},
+                    check_paths=False)
+    # Without an id column the index is 'id': no SMILES column of that name
+    with pytest.raises(ConfigError, match=r"'data.smiles_column' is 'id'"):
+        load_config(CONFIG, base + ['data.smiles_column=id'], env={},
+                    check_paths=False)
+    zinc = str(REPO / 'configs' / 'zinc_subset_sepnorm.yaml')
+    with pytest.raises(ConfigError, match=r"'data.id_column' applies to "
+                       r"data.name=csv only"):
+        load_config(zinc, ['data.id_column=name'], env={})

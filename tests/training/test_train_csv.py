@@ -124,12 +124,47 @@ def test_two_targets_with_missing_labels(regression_run):
         train[['y', 'logp']].std().tolist(), rel=1e-6)
 
 
+def test_test_predictions_join_the_csv(regression_run, tmp_path):
+    """test_predictions.csv of a CSV run without data.id_column: ``id``
+    (the molecule's row in split.csv) and the SMILES as in the CSV, then
+    each target's label and the best model's prediction; joined with the
+    user's file on the SMILES, the labels are the file's. scripts/evaluate.py
+    --predictions writes the same file."""
+    from graphormer_sepnorm.training.evaluate import evaluate_checkpoint
+    run_dir, frame = regression_run
+    written = pd.read_csv(run_dir / 'test_predictions.csv')
+    assert list(written.columns) == ['id', 'smiles', 'y', 'y_prediction',
+                                     'logp', 'logp_prediction']
+    split = pd.read_csv(run_dir / 'split.csv')
+    assert (split['split'][written['id']] == 'test').all()
+    assert (split['smiles'][written['id']].to_numpy() ==
+            written['smiles'].to_numpy()).all()
+    joined = written.merge(frame, on='smiles', suffixes=('', '_file'),
+                           validate='one_to_one')
+    assert len(joined) == len(written) == 19
+    for name in ('y', 'logp'):  # labels are stored as float32
+        np.testing.assert_allclose(joined[name], joined[f'{name}_file'],
+                                   rtol=1e-7)
+    pred, y, _ = _predictions(run_dir, 'test')
+    np.testing.assert_allclose(
+        written[['y_prediction', 'logp_prediction']].to_numpy(), pred,
+        rtol=1e-5, atol=1e-6)
+    evaluate_checkpoint(run_dir, 'test',
+                        predictions_file=tmp_path / 'again.csv')
+    assert (tmp_path / 'again.csv').read_text() == (
+        run_dir / 'test_predictions.csv').read_text()
+
+
 def test_binary_task(molhiv_frame, tmp_path, capsys):
+    """A binary task, by data.task alone (train.monitor follows it), with
+    an id column that test_predictions.csv carries."""
     path = tmp_path / 'hiv.csv'
-    molhiv_frame.to_csv(path, index=False)
+    frame = molhiv_frame.copy()
+    frame.insert(0, 'compound', [f'HIV-{i:03d}' for i in range(len(frame))])
+    frame.to_csv(path, index=False)
     status, err = _train(capsys, *_args(
         path, tmp_path, 'hiv', 'data.target_columns=HIV_active',
-        'data.task=binary', 'data.split=random'))
+        'data.task=binary', 'data.split=random', 'data.id_column=compound'))
     assert status == 0, err
     results = json.loads((tmp_path / 'hiv' / 'results.json').read_text())
     assert results['metric'] == 'rocauc' and results['higher_is_better']
@@ -140,6 +175,17 @@ def test_binary_task(molhiv_frame, tmp_path, capsys):
     assert test['rocauc'] == pytest.approx(roc_auc_score(y, pred), rel=1e-5)
     assert test['prauc'] == pytest.approx(
         average_precision_score(y, pred), rel=1e-5)
+    # test_predictions.csv: the id column, the SMILES, the label and the
+    # probability; joined with the file on the id, SMILES and labels agree
+    written = pd.read_csv(tmp_path / 'hiv' / 'test_predictions.csv')
+    assert list(written.columns) == ['compound', 'smiles', 'target',
+                                     'prediction']
+    joined = written.merge(frame, on='compound', validate='one_to_one')
+    assert len(joined) == len(written) == len(y) == 20
+    assert (joined['smiles_x'] == joined['smiles_y']).all()
+    assert (joined['target'] == joined['HIV_active']).all()
+    np.testing.assert_allclose(written['prediction'],
+                               1 / (1 + np.exp(-pred[:, 0])), rtol=1e-5)
 
 
 def _with_folds(frame):

@@ -144,6 +144,9 @@ def _build_options() -> list[Option]:
           'split.'),
         o('data.split_column', 'str', None, 'csv, split=column: the column '
           'holding train, valid or test for every row.', nullable=True),
+        o('data.id_column', 'str', None, 'csv: a column naming each row '
+          '(e.g. a compound id), written first in test_predictions.csv; '
+          "null: the molecule's index (`id`).", nullable=True),
         o('data.raw_source', 'str', None, 'Offline: a folder with the raw '
           'files (e.g. `../shared/data/ZINC-proxy` or '
           '`../shared/data/ogbg_molhiv`) copied into the root when missing; '
