@@ -30,7 +30,7 @@ from graphormer_sepnorm.data import load_data_splits
 from graphormer_sepnorm.training.config import load_config
 from graphormer_sepnorm.training.evaluate import predict_split
 from graphormer_sepnorm.training.lit_module import GraphormerLitModule
-from graphormer_sepnorm.training.metrics import compute_metric, monitor_metric
+from graphormer_sepnorm.training.metrics import compute_metrics, monitor_metric
 
 
 def recalibrate_batch_norm(model: torch.nn.Module, dataset,
@@ -85,7 +85,9 @@ def compare(config: dict, checkpoints: Sequence[Path],
             _, preds, targets = predict_split(
                 model, splits[split], task, module.target_mean,
                 module.target_std, batch_size=config['data']['batch_size'])
-            return compute_metric(metric, preds, targets)
+            return compute_metrics(task, preds, targets,
+                                   splits.info.target_names,
+                                   target_std=module.target_std)[metric]
 
         saved = score()
         norms = recalibrate_batch_norm(model, splits['train'],

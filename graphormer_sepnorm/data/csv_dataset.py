@@ -303,10 +303,13 @@ class MoleculeCSVDataset(InMemoryDataset):
 
 
 def csv_columns(smiles_column: str, target_columns: Sequence[str],
-                split_column: Optional[str] = None) -> dict[str, list[str]]:
+                split_column: Optional[str] = None,
+                id_column: Optional[str] = None) -> dict[str, list[str]]:
     r"""The columns a CSV must hold, by the config key naming them."""
     columns = {'data.smiles_column': [smiles_column],
                'data.target_columns': list(target_columns)}
     if split_column is not None:
         columns['data.split_column'] = [split_column]
+    if id_column is not None:
+        columns['data.id_column'] = [id_column]
     return columns

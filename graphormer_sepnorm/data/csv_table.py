@@ -3,6 +3,9 @@ can fix in the file or the configuration reported as one
 :class:`CSVDataError` that names the file, the line, the column, the value
 and the fix.
 
+Every column needs its own name: a header that names one twice
+(``smiles,y,y``) is refused, where pandas would quietly rename the second.
+
 Rows are numbered by their **line** in the file (the header is line 1, the
 first data row line 2), as an editor shows them. Blank lines are kept while
 reading so that the numbering stays exact, and dropped afterwards; a row
@@ -54,9 +57,9 @@ def _read_csv(path: Path, **kwargs):
     try:
         # Every cell as text: numbers are parsed here, with messages that
         # name the cell (pandas would turn a typo into a silent NaN).
-        return pd.read_csv(path, dtype=str, keep_default_na=False,
-                           na_filter=False, skip_blank_lines=False,
-                           encoding='utf-8-sig', **kwargs)
+        table = pd.read_csv(path, dtype=str, keep_default_na=False,
+                            na_filter=False, skip_blank_lines=False,
+                            encoding='utf-8-sig', **kwargs)
     except pd.errors.EmptyDataError:
         raise CSVDataError(f"{path} is empty; it needs a header row and one "
                            f"row per molecule") from None
@@ -67,6 +70,25 @@ def _read_csv(path: Path, **kwargs):
         raise CSVDataError(f"Cannot read {path} as a CSV file with a header "
                            f"row ({message}); check the file (.csv, or "
                            f".csv.gz if gzipped)") from None
+    _check_unique_names(path)
+    return table
+
+
+def _check_unique_names(path: Path) -> None:
+    r"""Raises :class:`CSVDataError` for a column name the header line holds
+    twice: pandas would rename the second ``y`` to ``y.1``, and training
+    would silently use one of them. Empty names (a trailing comma) are
+    left to pandas, which names them ``Unnamed: <n>``."""
+    with open_text(path) as stream:
+        header = next(csv.reader(stream), [])
+    first: dict[str, int] = {}
+    for position, name in enumerate(header, start=1):
+        if name and name in first:
+            raise CSVDataError(
+                f"{path}: the header names column {name!r} twice (columns "
+                f"{first[name]} and {position}); rename or remove one, so "
+                f"that every column has its own name")
+        first.setdefault(name, position)
 
 
 def read_header(path: PathLike) -> list[str]:

@@ -154,7 +154,8 @@ def evaluate_parser() -> argparse.ArgumentParser:
     parser.add_argument('--predictions', type=Path, default=None,
                         help='Also write every molecule\'s label and '
                         'prediction to this CSV (id, target, prediction; '
-                        'binary tasks: probabilities).')
+                        'a CSV-trained model: its id column or id, and the '
+                        'SMILES, first; binary tasks: probabilities).')
     return parser
 
 

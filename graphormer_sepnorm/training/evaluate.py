@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import torch
 import yaml
 
+from ..data.csv_splits import identifier_columns
 from ..data.datasets import load_data_splits
 from .config import OPTIONS
 from .metrics import compute_metrics
@@ -130,29 +131,42 @@ def predict_split(model: torch.nn.Module, dataset, task: str,
 
 def write_split_predictions(path: PathLike, ids: Sequence[int],
                             predictions: torch.Tensor, targets: torch.Tensor,
-                            task: str, target_names: Sequence[str] = ()
-                            ) -> None:
-    r"""Writes per-molecule predictions as CSV: :obj:`id`, then per target
-    its label and prediction (:obj:`target` and :obj:`prediction` for one
-    unnamed target, as the chemprop baseline writes them; otherwise
-    :obj:`<name>` and :obj:`<name>_prediction`). Binary predictions are
-    probabilities (the sigmoid of the logits); a missing label is empty.
+                            task: str, target_names: Sequence[str] = (),
+                            identifiers: Optional[Mapping[str, Sequence]]
+                            = None) -> None:
+    r"""Writes per-molecule predictions as CSV: :obj:`id` (or the columns
+    of :obj:`identifiers`), then per target its label and prediction
+    (:obj:`target` and :obj:`prediction` for one target, as the chemprop
+    baseline writes them; otherwise :obj:`<name>` and
+    :obj:`<name>_prediction`). Binary predictions are probabilities (the
+    sigmoid of the logits); a missing label is empty.
+
+    Args:
+        identifiers (mapping, optional): Columns written first instead of
+            :obj:`id` (name to one value per molecule), *e.g.* a CSV's id
+            and SMILES columns from
+            :func:`~graphormer_sepnorm.data.csv_splits.identifier_columns`.
     """
     if task == 'binary':
         predictions = torch.sigmoid(predictions)
+    leading = dict(identifiers) if identifiers else {'id': list(ids)}
     names = list(target_names)
     if len(names) <= 1 and predictions.size(1) == 1:
-        header = ['id', 'target', 'prediction']
+        header = list(leading) + ['target', 'prediction']
     else:
         names = names or [f'target_{k}' for k in range(predictions.size(1))]
-        header = ['id'] + [c for name in names
-                           for c in (name, f'{name}_prediction')]
+        header = list(leading) + [c for name in names
+                                  for c in (name, f'{name}_prediction')]
+    twice = [name for name in header if header.count(name) > 1]
+    if twice:
+        raise ValueError(f"{path}: column {twice[0]!r} would be written "
+                         f"twice; rename the identifier or the target")
     with open(path, 'w', newline='') as f:
         writer = csv.writer(f)
         writer.writerow(header)
-        for i, pred, target in zip(ids, predictions.tolist(),
-                                   targets.tolist()):
-            cells = [i]
+        for row, (pred, target) in enumerate(zip(predictions.tolist(),
+                                                 targets.tolist())):
+            cells = [values[row] for values in leading.values()]
             for y, p in zip(target, pred):
                 cells += ['' if y != y else repr(y), repr(p)]
             writer.writerow(cells)
@@ -179,11 +193,15 @@ def evaluate_checkpoint(checkpoint: PathLike, split: str = 'test',
                                         card.target_mean, card.target_std,
                                         batch_size, device)
     if predictions_file is not None:
-        write_split_predictions(predictions_file, ids, preds, targets,
-                                info.task, info.target_names)
+        data = {**(card.extra.get('data') or {}), **(data_overrides or {})}
+        write_split_predictions(
+            predictions_file, ids, preds, targets, info.task,
+            info.target_names,
+            identifier_columns(dataset, data.get('id_column')))
     metric = card.extra.get('metric') or info.metric
     metrics = compute_metrics(info.task, preds, targets, info.target_names,
-                              split=split)
+                              split=split,
+                              target_std=_per_target(card.target_std))
     return {
         'dataset': info.name,
         'split': split,
@@ -193,3 +211,9 @@ def evaluate_checkpoint(checkpoint: PathLike, split: str = 'test',
         'num_graphs': len(dataset),
         'checkpoint': str(path),
     }
+
+
+def _per_target(value: Union[float, Sequence[float]]) -> list[float]:
+    # Cards of single-target models hold one float.
+    return [float(v) for v in value] if isinstance(value, (list, tuple)) \
+        else [float(value)]

@@ -35,13 +35,16 @@ class GraphormerLitModule(RunModule):
 
     * Regression (ZINC, CSV): L1 loss on targets standardized per target
       with the training split's mean and standard deviation (set by
-      :meth:`setup` from the data module); metrics in original units.
+      :meth:`setup` from the data module); metrics in original units,
+      and with several targets also standardized (divided by those
+      standard deviations), the default selection metric.
     * Binary (MolHIV, CSV): binary cross-entropy on the logits.
 
     Missing labels (:obj:`NaN`) are left out of the loss and of every
     metric, per target. The metrics are those of
     :mod:`~graphormer_sepnorm.training.metrics`; :obj:`train.monitor` (by
-    default MAE or ROC-AUC, averaged over targets) selects the best model.
+    default ROC-AUC, MAE, or for several regression targets the
+    standardized MAE; averaged over targets) selects the best model.
     Every validation also evaluates the test split (unless
     :obj:`train.eval_test` is false), so the test metric at the best
     validation epoch can be reported (OGB convention); each
@@ -136,7 +139,7 @@ class GraphormerLitModule(RunModule):
             values = compute_metrics(
                 self.info.task, _cat(preds.compute()),
                 _cat(targets.compute()), self.info.target_names,
-                split=('valid', 'test')[index])
+                split=('valid', 'test')[index], target_std=self.target_std)
         preds.reset()
         targets.reset()
         return values

@@ -12,6 +12,15 @@ multi-task molecule datasets.
   chemprop's ``prc`` integrates the curve with the trapezoidal rule
   instead, which can read higher).
 
+With several regression targets, each on its own scale (logP near 1, TPSA
+near 60), an average in the targets' units is the error of the
+largest-scale target, nearly alone. So several regression targets also
+report **standardized** errors (:data:`STANDARDIZED_METRICS`): each
+target's MAE (RMSE) divided by the standard deviation of its training
+labels, the scale the training loss uses, then averaged over targets
+(:obj:`"std_mae"`, :obj:`"std_rmse"`); :obj:`"std_mae"` selects the best
+model by default (:func:`monitor_metric`).
+
 A metric that is undefined for a target on a split (no labels; one class
 only, for the AUCs; fewer than two labels or constant labels, for R²) is
 :obj:`NaN` for that target, with a warning, and left out of the average.
@@ -20,14 +29,14 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Mapping, Sequence
+from typing import Mapping, Optional, Sequence
 
 import torch
 from torch import Tensor
 
-__all__ = ['TASK_METRICS', 'HIGHER_IS_BETTER', 'METRIC_NAMES',
-           'metric_keys', 'monitor_metric', 'compute_metrics',
-           'compute_metric']
+__all__ = ['TASK_METRICS', 'STANDARDIZED_METRICS', 'HIGHER_IS_BETTER',
+           'METRIC_NAMES', 'reported_metrics', 'metric_keys',
+           'monitor_metric', 'compute_metrics', 'compute_metric']
 
 #: The metrics reported for each task, the first being the default
 #: model-selection metric (:obj:`train.monitor`).
@@ -36,39 +45,56 @@ TASK_METRICS: dict[str, tuple[str, ...]] = {
     'binary': ('rocauc', 'prauc'),
 }
 
+#: The standardized metrics of several regression targets, by the metric
+#: of :data:`TASK_METRICS` each standardizes (named ``std_<metric>``, which
+#: no per-target key ``<metric>_<target>`` can be).
+STANDARDIZED_METRICS: dict[str, str] = {'std_mae': 'mae', 'std_rmse': 'rmse'}
+
 #: Whether a larger value of a metric is better.
 HIGHER_IS_BETTER: dict[str, bool] = {
-    'mae': False, 'rmse': False, 'r2': True, 'rocauc': True, 'prauc': True
+    'mae': False, 'rmse': False, 'r2': True, 'rocauc': True, 'prauc': True,
+    'std_mae': False, 'std_rmse': False
 }
 
 #: Every metric name (the choices of :obj:`train.monitor`).
 METRIC_NAMES: tuple[str, ...] = tuple(HIGHER_IS_BETTER)
 
 
+def reported_metrics(task: str, num_targets: int = 1) -> tuple[str, ...]:
+    r"""The metrics (averaged over targets) reported for :obj:`task` with
+    :obj:`num_targets` targets: those of :data:`TASK_METRICS`, and for
+    several regression targets :data:`STANDARDIZED_METRICS` too."""
+    if task == 'regression' and num_targets > 1:
+        return TASK_METRICS[task] + tuple(STANDARDIZED_METRICS)
+    return TASK_METRICS[task]
+
+
 def metric_keys(task: str, target_names: Sequence[str] = ()) -> list[str]:
     r"""The keys :func:`compute_metrics` returns: each metric of
-    :obj:`task` (averaged over targets), then, with several targets,
-    :obj:`"<metric>_<target>"` for each metric and target."""
-    metrics = TASK_METRICS[task]
-    keys = list(metrics)
+    :func:`reported_metrics` (averaged over targets), then, with several
+    targets, :obj:`"<metric>_<target>"` for each metric of
+    :data:`TASK_METRICS` and each target."""
+    keys = list(reported_metrics(task, len(target_names)))
     if len(target_names) > 1:
-        keys += [f'{metric}_{name}' for metric in metrics
+        keys += [f'{metric}_{name}' for metric in TASK_METRICS[task]
                  for name in target_names]
     return keys
 
 
 def monitor_metric(config: Mapping) -> str:
     r"""The model-selection metric of a validated configuration:
-    :obj:`train.monitor`, or the default of the task (MAE for regression,
-    ROC-AUC for binary)."""
+    :obj:`train.monitor`, or the dataset's default
+    (:attr:`~graphormer_sepnorm.data.graph_splits.DatasetInfo.metric`:
+    ROC-AUC for binary tasks, MAE for one regression target, the
+    standardized MAE :obj:`"std_mae"` for several)."""
     from ..data.datasets import data_info
-    monitor = config['train'].get('monitor')
-    return monitor or TASK_METRICS[data_info(config['data']).task][0]
+    return config['train'].get('monitor') or data_info(config['data']).metric
 
 
 def compute_metrics(task: str, preds: Tensor, targets: Tensor,
-                    target_names: Sequence[str] = (),
-                    split: str = '') -> dict[str, float]:
+                    target_names: Sequence[str] = (), split: str = '',
+                    target_std: Optional[Sequence[float]] = None
+                    ) -> dict[str, float]:
     r"""The metrics of :obj:`task` per target and averaged over targets.
 
     Args:
@@ -82,6 +108,11 @@ def compute_metrics(task: str, preds: Tensor, targets: Tensor,
             per-target keys and messages. (default: :obj:`()`)
         split (str, optional): The split's name, for messages.
             (default: :obj:`""`)
+        target_std (list of float, optional): The standard deviation of
+            each target's training labels, which the standardized metrics
+            of several regression targets divide by (the model card's
+            :obj:`target_std`). (default: :obj:`None`: 1 for every target,
+            the targets' units)
 
     Returns:
         dict from the keys of :func:`metric_keys` to floats (:obj:`NaN` when
@@ -105,6 +136,15 @@ def compute_metrics(task: str, preds: Tensor, targets: Tensor,
             per_target[metric].append(value)
     out = {metric: _mean_defined(values)
            for metric, values in per_target.items()}
+    if task == 'regression' and len(target_names) > 1:
+        scale = ([1.0] * num_targets if target_std is None else
+                 [float(v) for v in target_std])
+        if len(scale) != num_targets:
+            raise ValueError(f"target_std has {len(scale)} values for "
+                             f"{num_targets} targets; pass one per target")
+        for name, metric in STANDARDIZED_METRICS.items():
+            out[name] = _mean_defined([value / std for value, std in zip(
+                per_target[metric], scale)])
     if len(target_names) > 1:
         for metric, values in per_target.items():
             for name, value in zip(target_names, values):
@@ -113,9 +153,15 @@ def compute_metrics(task: str, preds: Tensor, targets: Tensor,
 
 
 def compute_metric(metric: str, preds: Tensor, targets: Tensor) -> float:
-    r"""One metric (a key of :data:`HIGHER_IS_BETTER`) of one target, as
+    r"""One metric (of :data:`TASK_METRICS`) of one target, as
     :func:`compute_metrics` computes it (:obj:`NaN` where undefined)."""
-    task = next(t for t, names in TASK_METRICS.items() if metric in names)
+    task = next((t for t, names in TASK_METRICS.items() if metric in names),
+                None)
+    if task is None:
+        raise ValueError(f"{metric!r} is not a metric of one target; choose "
+                         f"one of {', '.join(sum(TASK_METRICS.values(), ()))}"
+                         f" (the standardized metrics need several targets: "
+                         f"compute_metrics)")
     return compute_metrics(task, preds.reshape(-1, 1),
                            targets.reshape(-1, 1))[metric]
 

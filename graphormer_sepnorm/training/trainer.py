@@ -11,7 +11,9 @@ A run directory (``<output_dir>/<run_name>``) holds::
     metrics.csv            one row per validation epoch (test columns empty
                            with train.eval_test=false)
     test_predictions.csv   label and prediction of every test molecule by
-                           the best model (not with train.eval_test=false)
+                           the best model, after its id (for a CSV: its
+                           data.id_column, and its SMILES) (not with
+                           train.eval_test=false)
     curves.png             learning curves
     results.json           summary (best validation, test at best, ...)
     init_from.json         the model the run started from (model.init_from;
@@ -249,6 +251,7 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
     :obj:`curves.png`, :obj:`results.json` and, when the test split is
     evaluated, :obj:`test_predictions.csv`; returns the results."""
     from ..checkpoint import ModelCard, save_model
+    from ..data.csv_splits import identifier_columns
     from ..models import GraphormerSepNorm
     from .evaluate import predict_split, write_split_predictions
     from .init_from import read_record
@@ -347,8 +350,10 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
         ids, preds, targets = predict_split(
             model, splits['test'], info.task, results['target_mean'],
             results['target_std'], config['data']['eval_batch_size'] or 256)
-        write_split_predictions(run_dir / 'test_predictions.csv', ids, preds,
-                                targets, info.task, info.target_names)
+        write_split_predictions(
+            run_dir / 'test_predictions.csv', ids, preds, targets, info.task,
+            info.target_names, identifier_columns(
+                splits['test'], config['data']['id_column']))
         results['test_predictions'] = 'test_predictions.csv'
     card = ModelCard(
         model_config=dict(model.config), featurizer=info.featurizer,

@@ -139,3 +139,21 @@ def test_rows_after_a_multi_line_cell_keep_their_line(tmp_path, name):
     with pytest.raises(CSVDataError, match="line 7, column 'a': 'x' is not "
                        "a number"):
         parse_targets(table, path, ['a'], 'regression')
+
+
+@pytest.mark.parametrize('name', ['x.csv', 'x.csv.gz'])
+def test_a_column_named_twice_is_refused(tmp_path, name):
+    """pandas reads ``smiles,y,y`` as columns smiles, y and y.1, so training
+    on y would use the first and drop the second without a word; the
+    header line is read as it is instead."""
+    path = _write_csv(tmp_path / name, '\ufeffsmiles,y,a,y\nCCO,1,2,3\n',
+                      encoding='utf-8')
+    expected = (r"x.csv(.gz)?: the header names column 'y' twice \(columns 2 "
+                r"and 4\); rename or remove one")
+    with pytest.raises(CSVDataError, match=expected):
+        read_header(path)
+    with pytest.raises(CSVDataError, match=expected):
+        read_table(path, {'data.target_columns': ['a']})
+    # Unnamed columns (a trailing comma on every line) are no names
+    path = _write(tmp_path / 'trailing.csv', 'smiles,a,,\nCCO,1,,\n')
+    assert read_header(path) == ['smiles', 'a', 'Unnamed: 2', 'Unnamed: 3']

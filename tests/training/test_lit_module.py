@@ -1,6 +1,7 @@
 """The training loss of GraphormerLitModule leaves missing labels out, per
 target, as OGB's multi-task molecule examples do (the mean over the labeled
-entries only): checked against a hand computation, entry by entry."""
+entries only): checked against a hand computation, entry by entry. With
+several regression targets, the standardized MAE selects the best epoch."""
 import math
 from types import SimpleNamespace
 
@@ -17,10 +18,10 @@ PRED = [[0.5, -1.0], [2.0, 0.25], [-0.75, 3.0], [1.5, -2.0]]
 LABELS = [[1.0, NAN], [NAN, 0.0], [0.0, 1.0], [1.0, NAN]]
 
 
-def _module(task: str) -> GraphormerLitModule:
+def _module(task: str, *overrides: str) -> GraphormerLitModule:
     config = load_config(CONFIGS / 'csv_zinc_properties.yaml', [
-        'data.target_columns=[a,b]', f'data.task={task}',
-        'train.monitor=null', *TINY_MODEL], env={}, check_paths=False)
+        'data.target_columns=[a,b]', f'data.task={task}', *TINY_MODEL,
+        *overrides], env={}, check_paths=False)
     return GraphormerLitModule(config)
 
 
@@ -60,3 +61,43 @@ def test_a_batch_without_labels_adds_nothing():
     module = _module('binary')
     loss = _loss(module, PRED, [[NAN, NAN]] * 4)
     assert loss == 0.0
+
+
+def _validation_metrics(module, pred, labels) -> dict:
+    module.eval_preds[0].update(torch.tensor(pred, dtype=torch.double))
+    module.eval_targets[0].update(torch.tensor(labels, dtype=torch.double))
+    return module._compute_eval(0)
+
+
+def _history_row(epoch: int, values: dict) -> dict:
+    return {'epoch': epoch, **{f'val_{k}': v for k, v in values.items()}}
+
+
+def test_several_regression_targets_are_selected_on_standardized_errors():
+    """Targets on the scales of logP (std 0.5) and TPSA (std 20). Epoch 0:
+    MAEs 0.5 and 10 (raw mean 5.25, standardized (1 + 0.5) / 2 = 0.75).
+    Epoch 1 doubles the logP error and gains 1 on TPSA: MAEs 1.0 and 9 (raw
+    mean 5.0, better; standardized (2 + 0.45) / 2 = 1.225, worse). The raw
+    mean would pick epoch 1 on TPSA alone; the default selection picks
+    epoch 0, and both metrics are in the history row."""
+    module = _module('regression')
+    module.target_std = [0.5, 20.0]
+    assert module.metric == 'std_mae'
+    y = [[1.0, 60.0], [2.0, 80.0], [3.0, 40.0], [NAN, 100.0]]
+    first = _validation_metrics(module, [[1.5, 70.0], [2.0, 60.0],
+                                         [2.0, 40.0], [0.0, 90.0]], y)
+    second = _validation_metrics(module, [[2.0, 69.0], [3.0, 71.0],
+                                          [2.0, 48.0], [0.0, 90.0]], y)
+    assert (first['mae_a'], first['mae_b']) == (0.5, 10.0)
+    assert (second['mae_a'], second['mae_b']) == (1.0, 9.0)
+    assert (first['mae'], second['mae']) == (5.25, 5.0)
+    assert first['std_mae'] == pytest.approx(0.75, rel=1e-12)
+    assert second['std_mae'] == pytest.approx(1.225, rel=1e-12)
+    module.history = [_history_row(0, first), _history_row(1, second)]
+    assert module.best_row()['epoch'] == 0
+    # An explicit train.monitor still wins: the raw mean
+    raw = _module('regression', 'train.monitor=mae')
+    raw.history = module.history
+    assert raw.metric == 'mae' and raw.best_row()['epoch'] == 1
+    # One target: MAE in its units, as before
+    assert _module('regression', 'data.target_columns=a').metric == 'mae'

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from graphormer_sepnorm.training.metrics import (compute_metrics,
+from graphormer_sepnorm.training.metrics import (compute_metric,
+                                                 compute_metrics,
                                                  metric_keys)
 
 
@@ -49,6 +50,55 @@ def test_regression_per_target_and_average_with_missing_labels():
                 hand[k][metric], rel=1e-12)
         assert values[metric] == pytest.approx(
             (hand[0][metric] + hand[1][metric]) / 2, rel=1e-12)
+
+
+NAN = math.nan
+# Two targets on very different scales, like logP (~1) and TPSA (~60); the
+# first one's label is missing on the last row
+SCALES_Y = [[1.0, 60.0], [2.0, 80.0], [3.0, 40.0], [NAN, 100.0]]
+SCALES_PRED = [[1.5, 70.0], [2.0, 60.0], [2.0, 40.0], [0.0, 90.0]]
+SCALES_STD = [0.5, 20.0]  # of the training labels
+
+
+def test_standardized_errors_of_targets_on_different_scales():
+    values = compute_metrics('regression', torch.tensor(SCALES_PRED),
+                             torch.tensor(SCALES_Y), ['logp', 'tpsa'],
+                             target_std=SCALES_STD)
+    # By hand: logP errors 0.5, 0, 1 (MAE 0.5); TPSA errors 10, 20, 0, 10
+    # (MAE 10)
+    assert values['mae_logp'] == 0.5 and values['mae_tpsa'] == 10.0
+    assert values['mae'] == pytest.approx((0.5 + 10.0) / 2)  # raw: 5.25
+    # Each MAE over its target's std, averaged: (0.5/0.5 + 10/20) / 2
+    assert values['std_mae'] == pytest.approx(0.75, rel=1e-12)
+    rmse = [math.sqrt((0.25 + 0 + 1) / 3), math.sqrt((100 + 400 + 0 + 100) / 4)]
+    assert values['rmse'] == pytest.approx(sum(rmse) / 2, rel=1e-12)
+    assert values['std_rmse'] == pytest.approx(
+        (rmse[0] / 0.5 + rmse[1] / 20.0) / 2, rel=1e-12)
+    assert list(values) == metric_keys('regression', ['logp', 'tpsa'])
+    # Without statistics the scale is 1: the raw average
+    raw = compute_metrics('regression', torch.tensor(SCALES_PRED),
+                          torch.tensor(SCALES_Y), ['logp', 'tpsa'])
+    assert raw['std_mae'] == raw['mae']
+    with pytest.raises(ValueError, match='target_std has 1 values for 2 '
+                       'targets'):
+        compute_metrics('regression', torch.tensor(SCALES_PRED),
+                        torch.tensor(SCALES_Y), ['logp', 'tpsa'],
+                        target_std=[1.0])
+
+
+def test_one_target_and_binary_keys_are_unchanged():
+    assert metric_keys('regression') == ['mae', 'rmse', 'r2']
+    assert metric_keys('regression', ['logS']) == ['mae', 'rmse', 'r2']
+    assert metric_keys('binary', ['p', 'q']) == [
+        'rocauc', 'prauc', 'rocauc_p', 'rocauc_q', 'prauc_p', 'prauc_q']
+    one = compute_metrics('regression', torch.tensor([[1.0], [2.0]]),
+                          torch.tensor([[2.0], [4.0]]), ['logS'],
+                          target_std=[2.0])
+    assert one == {'mae': 1.5, 'rmse': pytest.approx(math.sqrt(2.5)),
+                   'r2': 1 - 5 / 2}  # SS_res 1+4, SS_tot 1+1
+    with pytest.raises(ValueError, match="'std_mae' is not a metric of one "
+                       "target"):
+        compute_metric('std_mae', torch.ones(2), torch.ones(2))
 
 
 def test_binary_per_target_against_hand_computation():

@@ -101,6 +101,17 @@ def test_two_targets_with_missing_labels(regression_run):
             1 - (err**2).sum() / total, rel=1e-4, abs=1e-5)
     assert best['mae'] == pytest.approx(
         (best['mae_y'] + best['mae_logp']) / 2)
+    # Two targets: the best epoch is selected on the standardized MAE (each
+    # target's MAE over the std of its training labels), also in the history
+    assert results['metric'] == 'std_mae' and not results['higher_is_better']
+    assert best['std_mae'] == pytest.approx(
+        (best['mae_y'] / card.target_std[0] +
+         best['mae_logp'] / card.target_std[1]) / 2, rel=1e-6)
+    assert results['best_epoch'] == history['val_std_mae'].idxmin()
+    assert results['best_val_metric'] == pytest.approx(
+        history['val_std_mae'].min(), rel=1e-9)
+    for column in ('val_std_mae', 'val_std_rmse', 'test_std_mae'):
+        assert history[column].notna().all(), column
 
     # The card: targets, featurizer, per-target standardization from the
     # training rows of the CSV (pandas over the written split)
@@ -113,12 +124,47 @@ def test_two_targets_with_missing_labels(regression_run):
         train[['y', 'logp']].std().tolist(), rel=1e-6)
 
 
+def test_test_predictions_join_the_csv(regression_run, tmp_path):
+    """test_predictions.csv of a CSV run without data.id_column: ``id``
+    (the molecule's row in split.csv) and the SMILES as in the CSV, then
+    each target's label and the best model's prediction; joined with the
+    user's file on the SMILES, the labels are the file's. scripts/evaluate.py
+    --predictions writes the same file."""
+    from graphormer_sepnorm.training.evaluate import evaluate_checkpoint
+    run_dir, frame = regression_run
+    written = pd.read_csv(run_dir / 'test_predictions.csv')
+    assert list(written.columns) == ['id', 'smiles', 'y', 'y_prediction',
+                                     'logp', 'logp_prediction']
+    split = pd.read_csv(run_dir / 'split.csv')
+    assert (split['split'][written['id']] == 'test').all()
+    assert (split['smiles'][written['id']].to_numpy() ==
+            written['smiles'].to_numpy()).all()
+    joined = written.merge(frame, on='smiles', suffixes=('', '_file'),
+                           validate='one_to_one')
+    assert len(joined) == len(written) == 19
+    for name in ('y', 'logp'):  # labels are stored as float32
+        np.testing.assert_allclose(joined[name], joined[f'{name}_file'],
+                                   rtol=1e-7)
+    pred, y, _ = _predictions(run_dir, 'test')
+    np.testing.assert_allclose(
+        written[['y_prediction', 'logp_prediction']].to_numpy(), pred,
+        rtol=1e-5, atol=1e-6)
+    evaluate_checkpoint(run_dir, 'test',
+                        predictions_file=tmp_path / 'again.csv')
+    assert (tmp_path / 'again.csv').read_text() == (
+        run_dir / 'test_predictions.csv').read_text()
+
+
 def test_binary_task(molhiv_frame, tmp_path, capsys):
+    """A binary task, by data.task alone (train.monitor follows it), with
+    an id column that test_predictions.csv carries."""
     path = tmp_path / 'hiv.csv'
-    molhiv_frame.to_csv(path, index=False)
+    frame = molhiv_frame.copy()
+    frame.insert(0, 'compound', [f'HIV-{i:03d}' for i in range(len(frame))])
+    frame.to_csv(path, index=False)
     status, err = _train(capsys, *_args(
         path, tmp_path, 'hiv', 'data.target_columns=HIV_active',
-        'data.task=binary', 'train.monitor=null', 'data.split=random'))
+        'data.task=binary', 'data.split=random', 'data.id_column=compound'))
     assert status == 0, err
     results = json.loads((tmp_path / 'hiv' / 'results.json').read_text())
     assert results['metric'] == 'rocauc' and results['higher_is_better']
@@ -129,6 +175,17 @@ def test_binary_task(molhiv_frame, tmp_path, capsys):
     assert test['rocauc'] == pytest.approx(roc_auc_score(y, pred), rel=1e-5)
     assert test['prauc'] == pytest.approx(
         average_precision_score(y, pred), rel=1e-5)
+    # test_predictions.csv: the id column, the SMILES, the label and the
+    # probability; joined with the file on the id, SMILES and labels agree
+    written = pd.read_csv(tmp_path / 'hiv' / 'test_predictions.csv')
+    assert list(written.columns) == ['compound', 'smiles', 'target',
+                                     'prediction']
+    joined = written.merge(frame, on='compound', validate='one_to_one')
+    assert len(joined) == len(written) == len(y) == 20
+    assert (joined['smiles_x'] == joined['smiles_y']).all()
+    assert (joined['target'] == joined['HIV_active']).all()
+    np.testing.assert_allclose(written['prediction'],
+                               1 / (1 + np.exp(-pred[:, 0])), rtol=1e-5)
 
 
 def _with_folds(frame):
@@ -148,7 +205,7 @@ def _train_binary_on_folds(capsys, frame, tmp_path, name, targets):
     frame.to_csv(path, index=False)
     return _train(capsys, *_args(
         path, tmp_path, name, f'data.target_columns={targets}',
-        'data.task=binary', 'train.monitor=null', 'data.split=column',
+        'data.task=binary', 'data.split=column',
         'data.split_column=fold'))
 
 
@@ -206,7 +263,8 @@ def _bad_csv(tmp_path, text, name='bad.csv'):
 
 @pytest.mark.parametrize('case', [
     'misspelled column', 'non-numeric', 'empty column', 'not binary',
-    'fewer than a batch', 'empty split', 'no task', 'monitor'
+    'fewer than a batch', 'empty split', 'no task', 'monitor',
+    'column named twice'
 ])
 def test_bad_input_one_line_and_status_2(case, zinc_property_frame,
                                          tmp_path, capsys):
@@ -229,8 +287,7 @@ def test_bad_input_one_line_and_status_2(case, zinc_property_frame,
         extra = ['data.target_columns=[y,assay]']
         expected = r"target column 'assay' has no value in any of its 200 rows"
     elif case == 'not binary':
-        path, extra = good, ['data.target_columns=y', 'data.task=binary',
-                             'train.monitor=null']
+        path, extra = good, ['data.target_columns=y', 'data.task=binary']
         expected = (r"good.csv line 3, column 'y': '2.465756416320801' is "
                     r"not 0 or 1; data.task=binary needs 0/1 labels")
     elif case == 'fewer than a batch':
@@ -243,6 +300,12 @@ def test_bad_input_one_line_and_status_2(case, zinc_property_frame,
     elif case == 'no task':
         path, extra = good, extra + ['data.task=null']
         expected = r"data.name=csv needs 'data.task'; regression or binary"
+    elif case == 'column named twice':
+        # pandas would read the second 'y' as 'y.1' and train on the first
+        path = _bad_csv(tmp_path, '\n'.join(
+            [lines[0] + ',y'] + [line + ',0' for line in lines[1:]]))
+        expected = (r"bad.csv: the header names column 'y' twice \(columns 2 "
+                    r"and 4\); rename or remove one")
     else:
         path, extra = good, extra + ['train.monitor=rocauc']
         expected = (r"'train.monitor' is 'rocauc', a metric the regression "

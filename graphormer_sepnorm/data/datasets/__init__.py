@@ -20,19 +20,26 @@ classes the file holds, only while the dataset is being constructed.
 
 One file per job:
 
-* :mod:`~.info`: :data:`DATASET_NAMES` and :class:`DatasetInfo`;
+* :mod:`~.info`: :data:`DATASET_NAMES`, :func:`dataset_info` and
+  :func:`data_info` (the :class:`DatasetInfo` of a built-in dataset or a
+  CSV);
 * :mod:`~.raw_files`: the dataset folders under the root and their raw
   files (:func:`check_raw_source`, :func:`check_raw_files`,
   :func:`prepare_raw`);
-* :mod:`~.loading`: :func:`load_splits`, :func:`load_data_splits`,
-  :class:`GraphSplits` and :func:`ogb_safe_load`;
+* :mod:`~.loading`: :func:`load_splits`, :func:`load_data_splits` and
+  :func:`ogb_safe_load`;
 * :mod:`~.targets`: :func:`graph_targets` and :func:`target_statistics`;
 * :mod:`~.molhiv_subset`: :func:`write_molhiv_subset`, a small MolHIV copy
   for tests.
+
+:class:`DatasetInfo`, :class:`GraphSplits` and :func:`limit_splits` come
+from :mod:`~graphormer_sepnorm.data.graph_splits`, below this package and
+the CSV modules, which build them too; the CSV modules are imported only by
+:func:`data_info` and :func:`load_data_splits`, never the other way round.
 """
-from .info import DATASET_NAMES, DatasetInfo, data_info, dataset_info
-from .loading import (GraphSplits, limit_splits, load_data_splits,
-                      load_splits, ogb_safe_load)
+from ..graph_splits import DatasetInfo, GraphSplits, limit_splits
+from .info import DATASET_NAMES, data_info, dataset_info
+from .loading import load_data_splits, load_splits, ogb_safe_load
 from .molhiv_subset import write_molhiv_subset
 from .raw_files import (DownloadError, RawFilesMismatchError,
                         check_raw_files, check_raw_source, dataset_dir,

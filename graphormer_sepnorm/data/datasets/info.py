@@ -1,52 +1,17 @@
 r"""Dataset identity: the built-in dataset names and the
-:class:`DatasetInfo` (task, metric, featurizer, vocabularies) of each
-dataset."""
+:class:`~graphormer_sepnorm.data.graph_splits.DatasetInfo` (task, metric,
+featurizer, vocabularies) of each dataset, built-in or CSV."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Mapping
+
+from ..graph_splits import DatasetInfo
 
 __all__ = ['DATASET_NAMES', 'DatasetInfo', 'dataset_info', 'data_info']
 
 #: Dataset names accepted by :func:`load_splits` (config key ``data.name``;
 #: :obj:`"csv"`, your own molecules, is loaded by :func:`load_data_splits`).
 DATASET_NAMES = ('zinc', 'zinc_subset', 'molhiv')
-
-
-@dataclass(frozen=True)
-class DatasetInfo:
-    r"""What the trainer needs to know about a dataset.
-
-    Attributes:
-        name (str): :obj:`"zinc"`, :obj:`"zinc_subset"`, :obj:`"molhiv"` or
-            :obj:`"csv"`.
-        title (str): Human-readable name (stored in the model card).
-        task (str): :obj:`"regression"` or :obj:`"binary"`.
-        featurizer (str): SMILES featurizer that reproduces its graphs.
-        metric (str): The default model-selection metric, :obj:`"mae"`
-            (lower is better) or :obj:`"rocauc"`.
-        atom_vocab_sizes (list of int): Values per column of :obj:`x`.
-        bond_vocab_sizes (list of int): Values per column of
-            :obj:`edge_attr`.
-        target_names (tuple of str): The names of the targets (the CSV
-            columns), empty for the built-in single-target datasets.
-    """
-    name: str
-    title: str
-    task: str
-    featurizer: str
-    metric: str
-    atom_vocab_sizes: tuple
-    bond_vocab_sizes: tuple
-    target_names: tuple = ()
-
-    @property
-    def higher_is_better(self) -> bool:
-        return self.metric == 'rocauc'
-
-    @property
-    def num_targets(self) -> int:
-        return max(len(self.target_names), 1)
 
 
 def dataset_info(name: str) -> DatasetInfo:

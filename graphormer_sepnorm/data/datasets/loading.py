@@ -5,14 +5,14 @@ r"""Loading the train, validation and test splits of a dataset
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Mapping, Optional, Sequence
+from typing import Iterator, Mapping, Optional
 from urllib.error import URLError
 
 import torch
 
-from .info import DatasetInfo, dataset_info
+from ..graph_splits import GraphSplits, limit_splits
+from .info import dataset_info
 from .raw_files import (DownloadError, PathLike, RawFilesMismatchError,
                         prepare_raw)
 
@@ -38,19 +38,6 @@ def ogb_safe_load() -> Iterator[None]:
                                GlobalStorage) if cls not in present]
     with torch.serialization.safe_globals(missing):
         yield
-
-
-@dataclass
-class GraphSplits:
-    r"""The train, validation and test splits of a dataset (PyG in-memory
-    datasets, possibly index views) and its :class:`DatasetInfo`."""
-    train: object
-    val: object
-    test: object
-    info: DatasetInfo
-
-    def __getitem__(self, split: str):
-        return {'train': self.train, 'val': self.val, 'test': self.test}[split]
 
 
 def _shortest_paths(max_nodes: int):
@@ -129,9 +116,3 @@ def load_data_splits(data: Mapping) -> GraphSplits:
     return load_splits(data['name'], data['root'], data['max_nodes'],
                        data['raw_source'], data['limit_train'],
                        data['limit_val'], data['limit_test'])
-
-
-def limit_splits(splits: Sequence, *limits: Optional[int]) -> list:
-    r"""Each split cut to its first :obj:`limit` graphs (:obj:`None`: all)."""
-    return [split[:limit] if limit is not None and limit < len(split)
-            else split for split, limit in zip(splits, limits)]

@@ -162,6 +162,9 @@ def _build_options() -> list[Option]:
           'split.'),
         o('data.split_column', 'str', None, 'csv, split=column: the column '
           'holding train, valid or test for every row.', nullable=True),
+        o('data.id_column', 'str', None, 'csv: a column naming each row '
+          '(e.g. a compound id), written first in test_predictions.csv; '
+          "null: the molecule's index (`id`).", nullable=True),
         o('data.raw_source', 'str', None, 'Offline: a folder with the raw '
           'files (e.g. `../shared/data/ZINC-proxy` or '
           '`../shared/data/ogbg_molhiv`) copied into the root when missing; '
@@ -256,8 +259,11 @@ def _build_options() -> list[Option]:
         o('pretrain.scaler_molecules', 'int', 10000, 'pretraining: training '
           'molecules whose descriptors fix the standardization.'),
         o('train.monitor', 'str', None, 'Validation metric that selects the '
-          'best model (averaged over targets); null: mae (regression) or '
-          'rocauc (binary).', choices=METRIC_NAMES, nullable=True),
+          'best model (averaged over targets); null: follows the task, '
+          'rocauc (binary), mae (one regression target) or std_mae (several: '
+          "each target's MAE over the std of its training labels). std_* "
+          'need several regression targets.', choices=METRIC_NAMES,
+          nullable=True),
     ]
     defaults = _model_defaults()
     documented = {key for key, *_ in _MODEL_DOCS}

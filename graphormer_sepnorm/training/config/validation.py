@@ -15,7 +15,7 @@ import yaml
 
 from ...data.csv_config import check_csv_config
 from ...data.datasets import check_raw_source, data_info
-from ..metrics import TASK_METRICS
+from ..metrics import STANDARDIZED_METRICS, reported_metrics
 from .reading import (PathLike, _check_known, _first_key, deep_merge,
                       get_dotted, parse_override, read_yaml_with_defaults,
                       set_dotted)
@@ -220,12 +220,20 @@ def _check_pretraining(config: dict) -> None:
 
 
 def _check_monitor(config: dict) -> None:
+    r"""An explicit :obj:`train.monitor` must be a metric the task reports
+    (null follows the task: see
+    :func:`~graphormer_sepnorm.training.metrics.monitor_metric`)."""
     monitor = config['train']['monitor']
-    task = data_info(config['data']).task
-    if monitor is not None and monitor not in TASK_METRICS[task]:
+    info = data_info(config['data'])
+    reported = reported_metrics(info.task, info.num_targets)
+    if monitor is not None and monitor not in reported:
+        what = ("one regression target" if info.task == 'regression'
+                and monitor in STANDARDIZED_METRICS else
+                f"the {info.task} task")
         raise ConfigError(
-            f"'train.monitor' is {monitor!r}, a metric the {task} task does "
-            f"not report; choose one of {', '.join(TASK_METRICS[task])}")
+            f"'train.monitor' is {monitor!r}, a metric {what} does not "
+            f"report; choose one of {', '.join(reported)}, or null for the "
+            f"default ({info.metric})")
 
 
 def validate(config: Mapping, check_paths: bool = True) -> dict:
