@@ -126,8 +126,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                          f"file, not on --smiles")
 
     from ..checkpoint import CheckpointError
-    from .predictor import Predictor
+    from .pipeline import predict_file
     from .prediction import PredictionError
+    from .predictor import Predictor
     from .shards import Shard
     from .writers import check_output_path
 
@@ -150,8 +151,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.smiles is not None:
             return _predict_smiles(predictor, args)
         output = args.output or '-'
-        summary = predictor.predict_file(
-            args.input, output, smiles_column=args.smiles_column,
+        summary = predict_file(
+            predictor, args.input, output, smiles_column=args.smiles_column,
             input_format=args.input_format, batch_size=args.batch_size,
             chunk_size=args.chunk_size, num_workers=args.num_workers,
             resume=args.resume, shard=args.shard, top=args.top, by=args.by,

@@ -11,6 +11,10 @@ progress bar, resume, shards and top-K.
                            resume=True)
     predictor.predict_file('library.sdf', 'hits.csv', top=1000,
                            by='prediction')
+
+This module builds on :class:`~graphormer_sepnorm.predict.Predictor` and
+adds :meth:`Predictor.predict_file` to it (the predictor imports nothing of
+the file pipeline).
 """
 from __future__ import annotations
 
@@ -19,29 +23,22 @@ import time
 from dataclasses import dataclass
 from itertools import chain, islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
+from .molecules import SDF
 from .prediction import (ERROR_COLUMN, Prediction, PredictionError,
                          value_fields)
-from .readers import SDF, MoleculeReader
+from .predictor import Predictor
+from .readers import MoleculeReader
 from .run_record import RunRecord, read_record, write_record
 from .shards import Shard
-from .top_k import ROW_COLUMN, TopK, ranked_rows
+from .top_k import ROW_COLUMN, TopK, TopKFile, check_top
 from .workers import Chunk, stream_chunks
-from .writers import STDOUT, CsvWriter, check_output_path, read_csv_rows, \
-    write_csv
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .predictor import Predictor
+from .writers import STDOUT, CsvWriter, check_output_path
 
 __all__ = ['predict_file', 'PredictionSummary']
 
 PathLike = Union[str, Path]
-
-# A top-K file is rewritten after a chunk (for resume) unless rewriting it
-# would take more than this share of the time: after every chunk for small
-# K, less often for very large K.
-_TOP_SAVE_SHARE = 0.05
 
 
 @dataclass
@@ -70,7 +67,7 @@ class PredictionSummary:
     top: Optional[int] = None
 
 
-def predict_file(predictor: 'Predictor', input_path: PathLike,
+def predict_file(predictor: Predictor, input_path: PathLike,
                  output_path: PathLike, smiles_column: str = 'smiles',
                  input_format: Optional[str] = None, batch_size: int = 128,
                  chunk_size: Optional[int] = None,
@@ -144,7 +141,7 @@ def predict_file(predictor: 'Predictor', input_path: PathLike,
     start = time.perf_counter()
     chunk_size = predictor.check_sizes(batch_size, chunk_size)
     shard = Shard.parse(shard) if shard is not None else None
-    ranking = _check_top(predictor, top, by, ascending)
+    ranking = check_top(predictor.prediction_columns, top, by, ascending)
     output = str(output_path)
     if resume and output == STDOUT:
         raise PredictionError("--resume needs an output file, not standard "
@@ -211,30 +208,10 @@ def predict_file(predictor: 'Predictor', input_path: PathLike,
     return summary
 
 
-def _check_top(predictor: 'Predictor', top: Optional[int], by: Optional[str],
-               ascending: bool) -> Optional[tuple[TopK, int]]:
-    r"""The :class:`TopK` collector and the position of its score among the
-    prediction columns, or :obj:`None` without :obj:`top`."""
-    columns = predictor.prediction_columns
-    named = ', '.join(columns)
-    if top is None:
-        if by is not None:
-            raise PredictionError(f"--by {by} ranks the molecules of --top; "
-                                  f"add --top K")
-        return None
-    if by is None:
-        raise PredictionError(f"--top needs --by COLUMN, the prediction "
-                              f"column to rank by (this model: {named})")
-    if by not in columns:
-        raise PredictionError(f"--by {by!r} is not a prediction column of "
-                              f"this model; choose one of: {named}")
-    return TopK(top, ascending), columns.index(by)
-
-
 class _Run:
     r"""One call of :func:`predict_file` once its arguments are checked:
     reads chunks, predicts them, writes them."""
-    def __init__(self, predictor: 'Predictor', reader: MoleculeReader,
+    def __init__(self, predictor: Predictor, reader: MoleculeReader,
                  record: RunRecord, summary: PredictionSummary,
                  chunk_size: int, shard: Optional[Shard],
                  ranking: Optional[tuple[TopK, int]]) -> None:
@@ -244,22 +221,22 @@ class _Run:
         self.summary = summary
         self.chunk_size = chunk_size
         self.shard = shard
-        self.top, self.score_index = ranking or (None, 0)
+        top, self.score_index = ranking or (None, 0)
+        self.top = (TopKFile(top, summary.output, record)
+                    if top is not None else None)
         outputs = set(predictor.output_columns) | {ERROR_COLUMN}
         #: Positions of the input fields that pass through to the output.
         self.passed_fields = [i for i, c in enumerate(reader.columns)
                               if c not in outputs]
         self.input_rows = 0
         self.writer: Optional[CsvWriter] = None
-        self.saved_at = time.monotonic()
-        self.save_seconds = 0.0  # How long the last top-K save took.
 
     def run(self, rows: Iterator[tuple[list[str], str]], batch_size: int,
             num_workers: Optional[int], resume: bool,
             expected: Optional[int], progress: bool) -> None:
         output = self.summary.output
         if self.top is not None:
-            done = self._load_top() if resume else 0
+            done = self.top.load() if resume else 0
         else:
             self.writer = CsvWriter(output, self.record.columns, resume)
             done = self.writer.kept_rows
@@ -270,7 +247,10 @@ class _Run:
         try:
             chunks = self._chunks(rows, done)
             for chunk, predictions in stream_chunks(
-                    self.predictor, chunks, batch_size, num_workers):
+                    lambda molecules, kind: self.predictor.predict_chunk(
+                        molecules, batch_size, kind),
+                    chunks, num_workers,
+                    on_cpu=self.predictor.device.type == 'cpu'):
                 written = self._write(chunk, predictions, done)
                 bar.update(written)
             self._finish()
@@ -319,7 +299,7 @@ class _Run:
             if self.top is not None:
                 score = (p.value[self.score_index] if isinstance(
                     p.value, tuple) else p.value)
-                self.top.push(first_row + offset, score,
+                self.top.rows.push(first_row + offset, score,
                               [str(first_row + offset)] + row)
             else:
                 out.append(row + [p.error or ''])
@@ -327,54 +307,21 @@ class _Run:
             self.writer.write_rows(out)
         self.summary.rows += len(predictions) - skip
         self.record.rows_done = first_owned + len(predictions)
-        if self.top is not None and time.monotonic() - self.saved_at >= \
-                self.save_seconds / _TOP_SAVE_SHARE:
-            self._save_top()
+        if self.top is not None:
+            self.top.save_if_due()
         return len(predictions) - skip
 
     def _finish(self) -> None:
         self.record.complete = True
         self.record.input_rows = self.input_rows
         if self.top is not None:
-            self._save_top()
-            self.record.output_rows = len(self.top)
+            self.top.save()
+            self.record.output_rows = len(self.top.rows)
         else:
             self.record.output_rows = self.record.rows_done
         self.summary.rows += self.summary.kept
         if self.summary.output != STDOUT:
             write_record(self.summary.output, self.record)
-
-    # Top-K ##################################################################
-
-    def _save_top(self) -> None:
-        r"""Rewrites the top-K file, then the record saying how many rows it
-        covers (a kill between the two only repeats work: rows seen again
-        are not counted twice, see :class:`TopK`)."""
-        if self.summary.output == STDOUT:
-            if self.record.complete:
-                CsvWriter(STDOUT, self.record.columns).write_rows(
-                    self.top.best())
-            return
-        started = time.monotonic()
-        write_csv(self.summary.output, [self.record.columns] + self.top.best())
-        write_record(self.summary.output, self.record)
-        self.saved_at = time.monotonic()
-        self.save_seconds = self.saved_at - started
-
-    def _load_top(self) -> int:
-        r"""Loads the rows of an interrupted top-K file; returns the rows
-        of this run it covers."""
-        output = self.summary.output
-        if not Path(output).exists():
-            return self.record.rows_done
-        rows = read_csv_rows(output)
-        header = next(rows, None)
-        if header != self.record.columns:
-            raise PredictionError(f"Cannot resume {output}: its columns are "
-                                  f"not those of this run; start a new "
-                                  f"output (drop --resume)")
-        self.top.extend(ranked_rows(rows, header, self.record.options['by']))
-        return self.record.rows_done
 
 
 def _progress_bar(enabled: bool, total: Optional[int], initial: int):
@@ -385,3 +332,18 @@ def _progress_bar(enabled: bool, total: Optional[int], initial: int):
                 disable=not enabled, file=sys.stderr, dynamic_ncols=True,
                 smoothing=0.1, mininterval=0.5 if interactive else 30.0,
                 desc='Predicting')
+
+
+def _predict_file_method(self: Predictor, input_path: PathLike,
+                         output_path: PathLike, **options: Any
+                         ) -> PredictionSummary:
+    r"""Predicts every molecule of a file (CSV, TSV, SMILES or SDF,
+    optionally gzipped, or :obj:`"-"` for stdin) into a CSV file,
+    streamed chunk by chunk, with resume, shards and top-K; see
+    :func:`graphormer_sepnorm.predict.predict_file` for the options."""
+    return predict_file(self, input_path, output_path, **options)
+
+
+_predict_file_method.__name__ = 'predict_file'
+_predict_file_method.__qualname__ = 'Predictor.predict_file'
+Predictor.predict_file = _predict_file_method

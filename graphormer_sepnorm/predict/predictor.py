@@ -13,17 +13,17 @@ from typing import (TYPE_CHECKING, Any, Iterable, Iterator, Optional,
 
 import torch
 
-from ..checkpoint import (CheckpointError, ModelCard, load_model, read_card,
+from ..checkpoint import (CheckpointError, ModelCard, load_model,
                           resolve_model_file)
 from ..data.featurize import FeaturizationError, get_featurizer
 from .graphs import Graph, GraphBatch, collate, prepare_graph
+from .molecules import SMILES, sdf_record_to_smiles
 from .prediction import (Prediction, PredictionError, molecule_values,
                          output_columns, prediction_columns)
-from .readers import SMILES, sdf_record_to_smiles
+from .workers import Chunk, ChunkFunction, single_thread, stream_chunks
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..models import GraphormerSepNorm
-    from .pipeline import PredictionSummary
 
 __all__ = ['Predictor']
 
@@ -32,13 +32,22 @@ PathLike = Union[str, Path]
 
 class Predictor:
     r"""Predicts a trained :class:`~graphormer_sepnorm.GraphormerSepNorm`
-    from SMILES strings (or SDF records, see :meth:`predict_file`).
+    from SMILES strings (or SDF records, see :meth:`predict_chunk`).
 
-    Build it with :meth:`from_checkpoint` or :meth:`from_bundled` (or
-    directly from a model in evaluation mode and its
-    :class:`~graphormer_sepnorm.checkpoint.ModelCard`), or an ensemble of
-    several models with :meth:`from_checkpoints` (see
-    :class:`~graphormer_sepnorm.predict.EnsemblePredictor`).
+    Build it with :meth:`from_checkpoint`, :meth:`from_checkpoints` or
+    :meth:`from_bundled` (the last two may give an
+    :class:`~graphormer_sepnorm.predict.EnsemblePredictor`), or directly
+    from a model in evaluation mode and its
+    :class:`~graphormer_sepnorm.checkpoint.ModelCard`.
+
+    This class is the model layer of :mod:`graphormer_sepnorm.predict`:
+    molecules in, predictions out. The modules that build on
+    it add the methods that need them, so that no module imports one that
+    imports it: :meth:`from_checkpoints` and :meth:`from_bundled` come from
+    :mod:`~graphormer_sepnorm.predict.loading` (they build ensembles), and
+    :meth:`predict_file` (file to file) from
+    :mod:`~graphormer_sepnorm.predict.pipeline`. Importing
+    :mod:`graphormer_sepnorm.predict` loads them all.
 
     Every input molecule gets one :class:`Prediction`, in input order: its
     value (regression: the property in the units of the training targets,
@@ -120,84 +129,6 @@ class Predictor:
         path = resolve_model_file(path)
         model, card = load_model(path, map_location='cpu')
         return cls(model, card, device=device, source=str(path))
-
-    @classmethod
-    def from_checkpoints(cls, paths: Sequence[PathLike],
-                         device: Union[str, torch.device] = 'cpu'
-                         ) -> 'Predictor':
-        r"""Loads one checkpoint or an ensemble of several, each a file or
-        a run directory as for :meth:`from_checkpoint`.
-
-        One path gives the same :class:`Predictor` as
-        :meth:`from_checkpoint`; several give an
-        :class:`~graphormer_sepnorm.predict.EnsemblePredictor` that averages
-        their predictions and reports their spread.
-
-        Args:
-            paths (list of str or Path): The checkpoints, at least one, each
-                once.
-            device (str or torch.device, optional): Where the models run.
-                (default: :obj:`"cpu"`)
-
-        Raises:
-            CheckpointError: If a checkpoint cannot be loaded, or several
-                do not fit together (see
-                :class:`~graphormer_sepnorm.predict.EnsemblePredictor`).
-        """
-        from .ensemble import EnsemblePredictor
-
-        if isinstance(paths, (str, Path)):
-            raise PredictionError(
-                "from_checkpoints() takes a list of checkpoints; wrap a "
-                "single path in a list or use from_checkpoint()")
-        if not paths:
-            raise PredictionError('Give at least one checkpoint')
-        # Members are single models, whichever class this is called on.
-        members = [Predictor.from_checkpoint(path, device) for path in paths]
-        return members[0] if len(members) == 1 else \
-            EnsemblePredictor(members)
-
-    @classmethod
-    def from_bundled(cls, name: str, device: Union[str, torch.device] = 'cpu',
-                     directory: Optional[PathLike] = None) -> 'Predictor':
-        r"""Loads a bundled model, :obj:`"zinc"` (penalized logP) or
-        :obj:`"molhiv"` (probability of HIV activity); see
-        :mod:`graphormer_sepnorm.bundled`. A model of several members (one
-        per training seed) loads as their ensemble, as
-        :meth:`from_checkpoints` does.
-
-        Args:
-            name (str): The registered name.
-            device (str or torch.device, optional): Where the models run.
-                (default: :obj:`"cpu"`)
-            directory (str or Path, optional): Folder of the member files
-                instead of the installed one (see
-                :func:`~graphormer_sepnorm.bundled.bundled_dir`).
-                (default: :obj:`None`)
-
-        Raises:
-            ValueError: If :obj:`name` is not a registered model.
-            BundledModelNotInstalled: If none of its members is installed
-                (the message says how to train and bundle one).
-            CheckpointError: If a member's card does not name the
-                registered featurizer and task.
-        """
-        from ..bundled import bundled_model_paths, get_bundled_model
-
-        entry = get_bundled_model(name)
-        paths = bundled_model_paths(entry.name, directory)
-        # Checked from the cards alone, before any weights are loaded.
-        for path in paths:
-            card, _ = read_card(path)
-            if (card.featurizer.strip().lower() != entry.featurizer
-                    or card.task != entry.task):
-                raise CheckpointError(
-                    f"{path} is installed as a member of the bundled "
-                    f"'{entry.name}' model but its card says "
-                    f"featurizer={card.featurizer!r}, task={card.task!r} "
-                    f"(expected {entry.featurizer!r}, {entry.task!r}); "
-                    f"replace it with the right checkpoint")
-        return cls.from_checkpoints(paths, device=device)
 
     # Description ############################################################
 
@@ -285,18 +216,10 @@ class Predictor:
                 and predicted together. (default: :obj:`max(1024, 8 *
                 batch_size)`)
         """
-        from .workers import Chunk, stream_chunks
-
-        if isinstance(smiles, str):
-            raise PredictionError(
-                "predict() takes a sequence of SMILES strings; wrap a single "
-                "SMILES in a list: predict(['CCO'])")
-        chunk_size = self.check_sizes(batch_size, chunk_size)
-        iterator = iter(smiles)
-        chunks = (Chunk(molecules) for molecules in
-                  iter(lambda: list(islice(iterator, chunk_size)), []))
-        for _, predictions in stream_chunks(self, chunks, batch_size,
-                                            num_workers):
+        for predictions in self._map_chunks(
+                lambda molecules, kind: self.predict_chunk(
+                    molecules, batch_size, kind),
+                smiles, batch_size, num_workers, chunk_size):
             yield from predictions
 
     def predict_table(self, smiles: Sequence[str], batch_size: int = 128,
@@ -307,15 +230,22 @@ class Predictor:
         return [p.as_dict(self.prediction_columns, self.with_std)
                 for p in self.predict(smiles, batch_size, num_workers)]
 
-    def predict_file(self, input_path: PathLike, output_path: PathLike,
-                     **options: Any) -> 'PredictionSummary':
-        r"""Predicts every molecule of a file (CSV, TSV, SMILES or SDF,
-        optionally gzipped, or :obj:`"-"` for stdin) into a CSV file,
-        streamed chunk by chunk, with resume, shards and top-K; see
-        :func:`graphormer_sepnorm.predict.predict_file` for the options."""
-        from .pipeline import predict_file
-
-        return predict_file(self, input_path, output_path, **options)
+    def _map_chunks(self, function: ChunkFunction, smiles: Iterable[str],
+                    batch_size: int, num_workers: Optional[int],
+                    chunk_size: Optional[int]) -> Iterator[Any]:
+        r"""The result of :obj:`function` on each chunk of :obj:`smiles`,
+        in order, in worker processes or not."""
+        if isinstance(smiles, str):
+            raise PredictionError(
+                "Give a sequence of SMILES strings, not one string; wrap a "
+                "single SMILES in a list: predict(['CCO'])")
+        chunk_size = self.check_sizes(batch_size, chunk_size)
+        iterator = iter(smiles)
+        chunks = (Chunk(molecules) for molecules in
+                  iter(lambda: list(islice(iterator, chunk_size)), []))
+        for _, result in stream_chunks(function, chunks, num_workers,
+                                       on_cpu=self.device.type == 'cpu'):
+            yield result
 
     def check_sizes(self, batch_size: int, chunk_size: Optional[int]) -> int:
         r"""Checks :obj:`batch_size` and :obj:`chunk_size` and returns the
@@ -371,7 +301,7 @@ class Predictor:
     def _run_batch(self, graphs: list[Graph]) -> list[dict[str, Any]]:
         try:
             batch = collate(graphs).to(self.device)
-            with (_single_thread() if self.device.type == 'cpu'
+            with (single_thread() if self.device.type == 'cpu'
                   else contextlib.nullcontext()):
                 return self._outputs(batch)
         except (ValueError, IndexError, RuntimeError) as error:
@@ -398,23 +328,3 @@ class Predictor:
         if self.task == 'binary':
             return torch.sigmoid(out)
         return out * self.target_std + self.target_mean
-
-
-@contextlib.contextmanager
-def _single_thread():
-    r"""Runs the block with one intra-op thread. A second thread speeds this
-    small model (80 channels, a few dozen tokens per graph) up by about a
-    tenth on idle cores, and slows it down ten times or more when the cores
-    are shared with other processes (measured: 1,328 molecules/s on one
-    thread, 57 on two, on this project's busy 2-core machine); several cores
-    are used by worker processes instead (see
-    :mod:`~graphormer_sepnorm.predict.workers`)."""
-    threads = torch.get_num_threads()
-    if threads == 1:
-        yield
-        return
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
