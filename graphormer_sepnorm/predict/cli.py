@@ -32,7 +32,11 @@ def build_parser() -> argparse.ArgumentParser:
         'models give the property in the units of their training targets; '
         'binary models give the probability of the positive class. Several '
         '--checkpoint paths make an ensemble: their mean, plus a '
-        '<column>_std column per prediction column.',
+        '<column>_std column per prediction column. The output keeps every '
+        'input column unchanged: a prediction column named as an input '
+        'column (e.g. a CSV holding its own labels of the target) is written '
+        'as <column>_pred (_pred appended again until the name is free; '
+        'likewise <column>_std and error).',
         epilog='Per-molecule errors go to the "error" column (exit status '
         '0); a bad argument, a missing/incompatible checkpoint, an '
         'unreadable input or an unwritable output exits with status 2 and '
@@ -66,8 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
                         'SMILES (default: smiles)')
     parser.add_argument('--output', metavar='CSV',
                         help='write the predictions to this .csv or .csv.gz '
-                        '(input columns + prediction [+ prediction_std] + '
-                        'error, one row per input molecule in input order, '
+                        '(all input columns, unchanged + prediction [+ '
+                        'prediction_std] + error, each renamed <name>_pred '
+                        'if the input has a column of that name; one row per '
+                        'input molecule in input order, '
                         'flushed chunk by chunk; its folder is created if '
                         'needed; a .meta.json record goes beside it). '
                         'Default: CSV on standard output for --input, a '
@@ -170,7 +176,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _predict_smiles(predictor, args) -> int:
-    from .prediction import ERROR_COLUMN, value_fields
+    from .prediction import columns_beside, value_fields
     from .writers import CsvWriter
 
     predictions = predictor.predict(args.smiles, batch_size=args.batch_size,
@@ -180,7 +186,8 @@ def _predict_smiles(predictor, args) -> int:
     rows = [[p.smiles] + value_fields(p, predictor.num_outputs,
                                       predictor.with_std) + [p.error or '']
             for p in predictions]
-    header = ['smiles'] + predictor.output_columns + [ERROR_COLUMN]
+    header = ['smiles'] + columns_beside(
+        ['smiles'], predictor.prediction_columns, predictor.with_std)
     if args.output is not None:
         writer = CsvWriter(args.output, header)
         writer.write_rows(rows)
@@ -222,6 +229,9 @@ def _summary_line(summary, predictor, by: Optional[str]) -> str:
         what = f'Wrote {summary.rows:,} rows to {where}'
     kept = (f'; kept {summary.kept:,} rows of the interrupted run'
             if summary.kept else '')
+    if summary.renamed:
+        kept += (f"; the input's own {', '.join(summary.renamed)} kept, "
+                 f"written as {', '.join(summary.renamed.values())}")
     return (f'{what} ({summary.predicted:,} predicted, {summary.failed:,} '
             f'with an error{kept}) in {summary.seconds:.1f} s ({rate:,.0f} '
             f'molecules/s); {predictor.columns_description}')

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
 from .molecules import SDF
 from .prediction import (ERROR_COLUMN, Prediction, PredictionError,
-                         value_fields)
+                         columns_beside, free_name, value_fields)
 from .predictor import Predictor
 from .readers import MoleculeReader
 from .run_record import RunRecord, read_record, write_record
@@ -56,6 +56,9 @@ class PredictionSummary:
         already_complete (bool): The output was complete; nothing was done.
         top (int, optional): :obj:`K` of a top-K run; the output holds
             :obj:`min(K, predicted)` rows.
+        renamed (dict, optional): The output columns written under another
+            name because the input has a column of theirs (see
+            :func:`predict_file`), as :obj:`{name: written name}`.
     """
     output: str
     rows: int = 0
@@ -65,6 +68,7 @@ class PredictionSummary:
     seconds: float = 0.0
     already_complete: bool = False
     top: Optional[int] = None
+    renamed: dict[str, str] = field(default_factory=dict)
 
 
 def predict_file(predictor: Predictor, input_path: PathLike,
@@ -81,12 +85,16 @@ def predict_file(predictor: Predictor, input_path: PathLike,
     soon as it and all chunks before it are done, so memory depends on
     :obj:`chunk_size` and the number of workers, not on the input.
 
-    The output holds the input's columns (SMILES files: :obj:`smiles`,
-    :obj:`name`; SDF: :obj:`name`, :obj:`smiles`), one column per model
-    output (:obj:`prediction` for one; for an ensemble, each followed by
-    its ``<column>_std``) and :obj:`error`, one row per input row, in input
-    order. Beside it, ``<output>.meta.json`` records the input, model (every
-    member of an ensemble) and options (see
+    The output holds every column of the input, unchanged (SMILES files:
+    :obj:`smiles`, :obj:`name`; SDF: :obj:`name`, :obj:`smiles`), then one
+    column per model output (:obj:`prediction` for one, or the training
+    CSV's target names; for an ensemble, each followed by its
+    ``<column>_std``) and :obj:`error`, one row per input row, in input
+    order. An output column named as an input column (the input's own
+    labels of a target) gets ``_pred`` appended, as often as needed to be
+    free (see :func:`~graphormer_sepnorm.predict.prediction.columns_beside`):
+    the input's column stays as it is. Beside it, ``<output>.meta.json``
+    records the input, model (every member of an ensemble) and options (see
     :mod:`~graphormer_sepnorm.predict.run_record`).
 
     Args:
@@ -125,8 +133,9 @@ def predict_file(predictor: Predictor, input_path: PathLike,
             column :obj:`by`, best first, with their input row number in a
             :obj:`row` column. (default: :obj:`None`)
         by (str, optional): The prediction column that ranks molecules for
-            :obj:`top` (for an ensemble: the members' mean, not a
-            ``_std`` column). (default: :obj:`None`)
+            :obj:`top`, as the model names it (for an ensemble: the
+            members' mean, not a ``_std`` column); the record keeps its
+            name in the output. (default: :obj:`None`)
         ascending (bool, optional): With :obj:`top`, lower values are
             better. (default: :obj:`False`)
         progress (bool, optional): Show a progress bar (molecules/s, ETA)
@@ -164,10 +173,12 @@ def predict_file(predictor: Predictor, input_path: PathLike,
             raise PredictionError(f"{reader.name} holds no molecules; "
                                   f"check that it is the file you meant")
         rows = chain([first], rows)
-        # Input columns named as an output are replaced by it (as chemprop
-        # writes predictions into the target columns of its input).
-        outputs = predictor.output_columns + [ERROR_COLUMN]
-        columns = [c for c in reader.columns if c not in outputs] + outputs
+        outputs = columns_beside(reader.columns, predictor.prediction_columns,
+                                 predictor.with_std)
+        columns = reader.columns + outputs
+        if ranking:
+            # --by as written: merge and resume rank the rows by it.
+            by = outputs[ranking[1] * (2 if predictor.with_std else 1)]
         record = RunRecord(
             input_name=reader.name, input_sha256=input_sha256,
             model_fingerprint=predictor.fingerprint,
@@ -179,8 +190,13 @@ def predict_file(predictor: Predictor, input_path: PathLike,
                      'device': predictor.device.type,
                      'shard': str(shard) if shard else None, 'top': top,
                      'by': by, 'ascending': ascending if top else None},
-            columns=([ROW_COLUMN] + columns[:-1]) if ranking else columns)
-        summary = PredictionSummary(output=output, top=top)
+            columns=([free_name(ROW_COLUMN, columns)] + columns[:-1])
+            if ranking else columns)
+        summary = PredictionSummary(
+            output=output, top=top,
+            renamed={name: written for name, written in zip(
+                predictor.output_columns + [ERROR_COLUMN], outputs)
+                if name != written})
         if resume and Path(output).exists():
             earlier = read_record(output)
             differences = earlier.differences(record)
@@ -224,10 +240,6 @@ class _Run:
         top, self.score_index = ranking or (None, 0)
         self.top = (TopKFile(top, summary.output, record)
                     if top is not None else None)
-        outputs = set(predictor.output_columns) | {ERROR_COLUMN}
-        #: Positions of the input fields that pass through to the output.
-        self.passed_fields = [i for i, c in enumerate(reader.columns)
-                              if c not in outputs]
         self.input_rows = 0
         self.writer: Optional[CsvWriter] = None
 
@@ -289,7 +301,6 @@ class _Run:
             p, row = predictions[offset], list(fields[offset])
             if self.reader.kind == SDF:
                 row[self.reader.smiles_index] = p.smiles
-            row = [row[i] for i in self.passed_fields]
             row += value_fields(p, self.predictor.num_outputs,
                                 self.predictor.with_std)
             if p.ok:
