@@ -14,6 +14,7 @@ a handful of molecules to screening libraries of any size.
         ...
     predictor.predict_file('library.smi.gz', 'predictions.csv.gz',
                            resume=True)
+    embeddings = predictor.embed(['CCO', 'c1ccccc1O'])  # [2, width]
 
 One file per job, in layers: a module imports only modules of its own layer
 or of an earlier layer in this list, and never one that imports it, not even
@@ -25,7 +26,7 @@ inside a function (``tests/predict/test_layers.py`` checks both):
   (chunks mapped in order over worker processes, knowing nothing of models
   or files);
 * model: :mod:`~.predictor` (:class:`Predictor`: a model and its card,
-  featurizing, batching, predictions), :mod:`~.ensemble`
+  featurizing, batching, predictions and embeddings), :mod:`~.ensemble`
   (:class:`EnsemblePredictor`, several models averaged, with their spread,
   the :obj:`<column>_std` columns), :mod:`~.loading`
   (:meth:`Predictor.from_checkpoints`, :meth:`Predictor.from_bundled`: one
@@ -34,8 +35,9 @@ inside a function (``tests/predict/test_layers.py`` checks both):
   stdin), :mod:`~.writers` (CSV outputs written chunk by chunk, resumable),
   :mod:`~.run_record` (the record beside each output that resume and merge
   check), :mod:`~.shards` (:class:`Shard`), :mod:`~.top_k` (the K best rows
-  in bounded memory, and their file), :mod:`~.pipeline` (:func:`predict_file`,
-  file to file with progress, resume, shards and top-K; also
+  in bounded memory, and their file), :mod:`~.embeddings` (embedding files),
+  :mod:`~.pipeline` (:func:`predict_file`, file to file with progress,
+  resume, shards, top-K and embeddings; also
   :meth:`Predictor.predict_file`), :mod:`~.merge`
   (:func:`merge_predictions`);
 * command line: :mod:`~.cli` (:obj:`scripts/predict.py`,

@@ -11,6 +11,8 @@ progress bar, resume, shards and top-K.
                            resume=True)
     predictor.predict_file('library.sdf', 'hits.csv', top=1000,
                            by='prediction')
+    predictor.predict_file('library.smi', 'predictions.csv',
+                           embeddings='embeddings.npy')
 
 This module builds on :class:`~graphormer_sepnorm.predict.Predictor` and
 adds :meth:`Predictor.predict_file` to it (the predictor imports nothing of
@@ -25,10 +27,11 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
+from .embeddings import EmbeddingWriter, check_embeddings_path
 from .molecules import SDF
-from .prediction import (ERROR_COLUMN, Prediction, PredictionError,
-                         columns_beside, free_name, value_fields)
-from .predictor import Predictor
+from .prediction import (ERROR_COLUMN, PredictionError, columns_beside,
+                         free_name, value_fields)
+from .predictor import ChunkResult, Predictor
 from .readers import MoleculeReader
 from .run_record import RunRecord, read_record, write_record
 from .shards import Shard
@@ -36,7 +39,7 @@ from .top_k import ROW_COLUMN, TopK, TopKFile, check_top
 from .workers import Chunk, stream_chunks
 from .writers import STDOUT, CsvWriter, check_output_path
 
-__all__ = ['predict_file', 'PredictionSummary']
+__all__ = ['predict_file', 'PredictionSummary', 'check_embeddings']
 
 PathLike = Union[str, Path]
 
@@ -56,6 +59,7 @@ class PredictionSummary:
         already_complete (bool): The output was complete; nothing was done.
         top (int, optional): :obj:`K` of a top-K run; the output holds
             :obj:`min(K, predicted)` rows.
+        embeddings (str, optional): The embedding file written, if any.
         renamed (dict, optional): The output columns written under another
             name because the input has a column of theirs (see
             :func:`predict_file`), as :obj:`{name: written name}`.
@@ -68,6 +72,7 @@ class PredictionSummary:
     seconds: float = 0.0
     already_complete: bool = False
     top: Optional[int] = None
+    embeddings: Optional[str] = None
     renamed: dict[str, str] = field(default_factory=dict)
 
 
@@ -78,7 +83,8 @@ def predict_file(predictor: Predictor, input_path: PathLike,
                  num_workers: Optional[int] = None, resume: bool = False,
                  shard: Optional[Union[str, Shard]] = None,
                  top: Optional[int] = None, by: Optional[str] = None,
-                 ascending: bool = False, progress: bool = True
+                 ascending: bool = False, progress: bool = True,
+                 embeddings: Optional[PathLike] = None
                  ) -> PredictionSummary:
     r"""Predicts every molecule of :obj:`input_path` into the CSV
     :obj:`output_path`, streamed: each chunk is written (and flushed) as
@@ -140,6 +146,13 @@ def predict_file(predictor: Predictor, input_path: PathLike,
             better. (default: :obj:`False`)
         progress (bool, optional): Show a progress bar (molecules/s, ETA)
             on stderr. (default: :obj:`True`)
+        embeddings (str or Path, optional): Also write the graph-token
+            embedding of every input row to this :obj:`.npy`, :obj:`.csv`
+            or :obj:`.csv.gz` file, in input order, a row of NaN where
+            the output row has an error (see
+            :mod:`~graphormer_sepnorm.predict.embeddings`); not with
+            :obj:`resume`, :obj:`shard` or :obj:`top`. Costs a second pass
+            of the encoder. (default: :obj:`None`)
 
     Raises:
         PredictionError: For a problem with the call (bad arguments, an
@@ -156,10 +169,10 @@ def predict_file(predictor: Predictor, input_path: PathLike,
         raise PredictionError("--resume needs an output file, not standard "
                               "output; pass --output FILE")
     check_output_path(output)
-    if output != STDOUT and str(input_path) != '-' and \
-            Path(output).resolve() == Path(input_path).resolve():
-        raise PredictionError(f"The output {output} is the input; name "
-                              f"another file")
+    _check_distinct(input_path, output, 'output')
+    if embeddings is not None:
+        check_embeddings(embeddings, input_path, output, resume=resume,
+                         shard=shard, top=top)
     reader = MoleculeReader(input_path, input_format, smiles_column)
     if resume and reader.is_stdin:
         raise PredictionError(
@@ -194,6 +207,7 @@ def predict_file(predictor: Predictor, input_path: PathLike,
             if ranking else columns)
         summary = PredictionSummary(
             output=output, top=top,
+            embeddings=str(embeddings) if embeddings is not None else None,
             renamed={name: written for name, written in zip(
                 predictor.output_columns + [ERROR_COLUMN], outputs)
                 if name != written})
@@ -217,11 +231,42 @@ def predict_file(predictor: Predictor, input_path: PathLike,
                     else total)
         _Run(predictor, reader, record, summary, chunk_size, shard,
              ranking).run(rows, batch_size, num_workers, resume,
-                          expected, progress)
+                          expected, progress, embeddings)
     finally:
         reader.close()
     summary.seconds = time.perf_counter() - start
     return summary
+
+
+def _check_distinct(input_path: PathLike, output: PathLike,
+                    what: str) -> None:
+    if str(output) != STDOUT and str(input_path) != '-' and \
+            Path(output).resolve() == Path(input_path).resolve():
+        raise PredictionError(f"The {what} {output} is the input; name "
+                              f"another file")
+
+
+def check_embeddings(path: PathLike, input_path: PathLike, output: str,
+                     **options: Any) -> None:
+    r"""Checks, before any work, that :func:`predict_file` can write the
+    embedding file :obj:`path` beside the :obj:`output` of
+    :obj:`input_path` with the :obj:`options` :obj:`resume`, :obj:`shard`
+    and :obj:`top`.
+
+    Raises:
+        PredictionError: Naming the problem.
+    """
+    for option, value in options.items():
+        if value:
+            raise PredictionError(
+                f"--embeddings cannot be combined with --{option}: the "
+                f"embedding file is written whole, by one run, one row per "
+                f"input molecule; drop one of them")
+    check_embeddings_path(path)
+    _check_distinct(input_path, path, 'embeddings file')
+    if output != STDOUT and Path(output).resolve() == Path(path).resolve():
+        raise PredictionError(f"The embeddings file {path} is the output; "
+                              f"name another file")
 
 
 class _Run:
@@ -242,10 +287,12 @@ class _Run:
                     if top is not None else None)
         self.input_rows = 0
         self.writer: Optional[CsvWriter] = None
+        self.embedding_writer: Optional[EmbeddingWriter] = None
 
     def run(self, rows: Iterator[tuple[list[str], str]], batch_size: int,
             num_workers: Optional[int], resume: bool,
-            expected: Optional[int], progress: bool) -> None:
+            expected: Optional[int], progress: bool,
+            embeddings: Optional[PathLike]) -> None:
         output = self.summary.output
         if self.top is not None:
             done = self.top.load() if resume else 0
@@ -255,21 +302,27 @@ class _Run:
         # Counted from the rows kept, not from the rows this call writes:
         # a run killed after its last row has none left to write.
         self.summary.kept = self.record.rows_done = done
+        embed = embeddings is not None
         bar = _progress_bar(progress, expected, done)
         try:
+            if embed:
+                self.embedding_writer = EmbeddingWriter(
+                    embeddings, self.predictor.embedding_columns)
             chunks = self._chunks(rows, done)
-            for chunk, predictions in stream_chunks(
-                    lambda molecules, kind: self.predictor.predict_chunk(
-                        molecules, batch_size, kind),
+            for chunk, result in stream_chunks(
+                    lambda molecules, kind: self.predictor.run_chunk(
+                        molecules, batch_size, kind, embed=embed),
                     chunks, num_workers,
                     on_cpu=self.predictor.device.type == 'cpu'):
-                written = self._write(chunk, predictions, done)
+                written = self._write(chunk, result, done)
                 bar.update(written)
             self._finish()
         finally:
             bar.close()
             if self.writer is not None:
                 self.writer.close()
+            if self.embedding_writer is not None:
+                self.embedding_writer.close()
 
     def _chunks(self, rows: Iterator[tuple[list[str], str]],
                 done: int) -> Iterator[Chunk]:
@@ -292,9 +345,9 @@ class _Run:
                         (number * self.chunk_size + 1, first_owned,
                          [fields for fields, _ in block]))
 
-    def _write(self, chunk: Chunk, predictions: list[Prediction],
-               done: int) -> int:
+    def _write(self, chunk: Chunk, result: ChunkResult, done: int) -> int:
         first_row, first_owned, fields = chunk.context
+        predictions = result.predictions
         skip = max(done - first_owned, 0)  # Rows an earlier run wrote.
         out = []
         for offset in range(skip, len(predictions)):
@@ -316,6 +369,9 @@ class _Run:
                 out.append(row + [p.error or ''])
         if self.writer is not None:
             self.writer.write_rows(out)
+        if self.embedding_writer is not None:  # Never resumed: skip is 0.
+            self.embedding_writer.write([p.smiles for p in predictions],
+                                        result.embeddings)
         self.summary.rows += len(predictions) - skip
         self.record.rows_done = first_owned + len(predictions)
         if self.top is not None:
@@ -330,6 +386,8 @@ class _Run:
             self.record.output_rows = len(self.top.rows)
         else:
             self.record.output_rows = self.record.rows_done
+        if self.embedding_writer is not None:
+            self.embedding_writer.finish()
         self.summary.rows += self.summary.kept
         if self.summary.output != STDOUT:
             write_record(self.summary.output, self.record)
@@ -350,7 +408,7 @@ def _predict_file_method(self: Predictor, input_path: PathLike,
                          ) -> PredictionSummary:
     r"""Predicts every molecule of a file (CSV, TSV, SMILES or SDF,
     optionally gzipped, or :obj:`"-"` for stdin) into a CSV file,
-    streamed chunk by chunk, with resume, shards and top-K; see
+    streamed chunk by chunk, with resume, shards, top-K and embeddings; see
     :func:`graphormer_sepnorm.predict.predict_file` for the options."""
     return predict_file(self, input_path, output_path, **options)
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from itertools import islice
 from pathlib import Path
 from typing import (TYPE_CHECKING, Any, Iterable, Iterator, Optional,
                     Sequence, Union)
 
+import numpy as np
 import torch
 
 from ..checkpoint import (CheckpointError, ModelCard, load_model,
@@ -25,14 +26,30 @@ from .workers import Chunk, ChunkFunction, single_thread, stream_chunks
 if TYPE_CHECKING:  # pragma: no cover
     from ..models import GraphormerSepNorm
 
-__all__ = ['Predictor']
+__all__ = ['Predictor', 'ChunkResult']
 
 PathLike = Union[str, Path]
 
 
+@dataclass
+class ChunkResult:
+    r"""What :meth:`Predictor.run_chunk` returns for one chunk of molecules.
+
+    Attributes:
+        predictions (list[Prediction]): One per molecule, in input order
+            (without :obj:`predict`, only :attr:`Prediction.smiles` and
+            :attr:`Prediction.error` are set).
+        embeddings (numpy.ndarray, optional): With :obj:`embed`, the
+            graph-token embeddings, float32 :obj:`[molecules, width]` in
+            input order, a row of NaN for each molecule with an error.
+    """
+    predictions: list[Prediction]
+    embeddings: Optional[np.ndarray] = None
+
+
 class Predictor:
     r"""Predicts a trained :class:`~graphormer_sepnorm.GraphormerSepNorm`
-    from SMILES strings (or SDF records, see :meth:`predict_chunk`).
+    from SMILES strings (or SDF records, see :meth:`run_chunk`).
 
     Build it with :meth:`from_checkpoint`, :meth:`from_checkpoints` or
     :meth:`from_bundled` (the last two may give an
@@ -41,7 +58,7 @@ class Predictor:
     :class:`~graphormer_sepnorm.checkpoint.ModelCard`.
 
     This class is the model layer of :mod:`graphormer_sepnorm.predict`:
-    molecules in, predictions out. The modules that build on
+    molecules in, predictions (or embeddings) out. The modules that build on
     it add the methods that need them, so that no module imports one that
     imports it: :meth:`from_checkpoints` and :meth:`from_bundled` come from
     :mod:`~graphormer_sepnorm.predict.loading` (they build ensembles), and
@@ -166,6 +183,14 @@ class Predictor:
                 f"{self.value_description}")
 
     @property
+    def embedding_columns(self) -> list[str]:
+        r"""The names of the graph-token embedding's dimensions
+        (:meth:`embed`): :obj:`embedding_0`, :obj:`embedding_1`, ...,
+        one per hidden channel of the model."""
+        return [f'embedding_{j}'
+                for j in range(int(self.model.hidden_channels))]
+
+    @property
     def fingerprint(self) -> str:
         r"""SHA-256 of the model card and every weight and buffer: two
         predictors with the same fingerprint predict the same values.
@@ -230,6 +255,27 @@ class Predictor:
         return [p.as_dict(self.prediction_columns, self.with_std)
                 for p in self.predict(smiles, batch_size, num_workers)]
 
+    def embed(self, smiles: Sequence[str], batch_size: int = 128,
+              num_workers: Optional[int] = None,
+              chunk_size: Optional[int] = None) -> np.ndarray:
+        r"""The graph-token embedding of every SMILES of :obj:`smiles`
+        (:meth:`GraphormerSepNorm.graph_embedding
+        <graphormer_sepnorm.GraphormerSepNorm.graph_embedding>`: the graph
+        token after the final norm, which the prediction head reads), as
+        float32 :obj:`[len(smiles), len(embedding_columns)]` in input order.
+        A molecule that cannot be predicted gets a row of NaN, so rows stay
+        aligned with the input (:meth:`predict` says why). For an ensemble,
+        the members' embeddings side by side, in member order (see
+        :attr:`embedding_columns`). Arguments as for :meth:`predict_iter`.
+        """
+        blocks = [result.embeddings for result in self._map_chunks(
+            lambda molecules, kind: self.run_chunk(
+                molecules, batch_size, kind, predict=False, embed=True),
+            smiles, batch_size, num_workers, chunk_size)]
+        if not blocks:
+            return np.empty((0, len(self.embedding_columns)), np.float32)
+        return np.concatenate(blocks)
+
     def _map_chunks(self, function: ChunkFunction, smiles: Iterable[str],
                     batch_size: int, num_workers: Optional[int],
                     chunk_size: Optional[int]) -> Iterator[Any]:
@@ -238,7 +284,7 @@ class Predictor:
         if isinstance(smiles, str):
             raise PredictionError(
                 "Give a sequence of SMILES strings, not one string; wrap a "
-                "single SMILES in a list: predict(['CCO'])")
+                "single SMILES in a list: predict(['CCO']), embed(['CCO'])")
         chunk_size = self.check_sizes(batch_size, chunk_size)
         iterator = iter(smiles)
         chunks = (Chunk(molecules) for molecules in
@@ -265,11 +311,33 @@ class Predictor:
     def predict_chunk(self, molecules: Sequence[str], batch_size: int,
                       kind: str = SMILES) -> list[Prediction]:
         r"""Featurizes, sorts by size, batches and predicts one chunk of
-        molecules (SMILES strings, or SDF records when :obj:`kind` is
-        :obj:`"sdf"`); returns their predictions in input order."""
+        molecules (see :meth:`run_chunk`); returns their predictions in
+        input order."""
+        return self.run_chunk(molecules, batch_size, kind).predictions
+
+    def run_chunk(self, molecules: Sequence[str], batch_size: int,
+                  kind: str = SMILES, predict: bool = True,
+                  embed: bool = False) -> ChunkResult:
+        r"""Featurizes, sorts by size, batches and runs one chunk of
+        molecules: SMILES strings, or SDF records when :obj:`kind` is
+        :obj:`"sdf"`.
+
+        Args:
+            molecules (list of str): The chunk.
+            batch_size (int): Molecules per forward pass.
+            kind (str, optional): :obj:`"smiles"` or :obj:`"sdf"`.
+                (default: :obj:`"smiles"`)
+            predict (bool, optional): Compute the predictions.
+                (default: :obj:`True`)
+            embed (bool, optional): Compute the graph-token embeddings too
+                (see :meth:`embed`). With :obj:`predict`, the encoder runs
+                once for each. (default: :obj:`False`)
+        """
         smiles: list[str] = list(molecules)
         # The fields of each molecule's Prediction besides its SMILES.
         outputs: list[dict[str, Any]] = [{}] * len(smiles)
+        embeddings = (np.full((len(smiles), len(self.embedding_columns)),
+                              np.nan, np.float32) if embed else None)
         graphs: list[Graph] = []
         positions: list[int] = []
         for i, molecule in enumerate(molecules):
@@ -285,25 +353,39 @@ class Predictor:
                 outputs[i] = {'error': f"SMILES {smiles[i]!r} could not be "
                                        f"featurized ({type(error).__name__}: "
                                        f"{error})"}
+
         # Stable sort by size: each batch holds molecules of similar size.
         order = sorted(range(len(graphs)), key=lambda k: graphs[k][0].shape[0])
         with torch.inference_mode():
             for start in range(0, len(order), batch_size):
                 members = order[start:start + batch_size]
                 for k, output in zip(members, self._run_batch(
-                        [graphs[k] for k in members])):
+                        [graphs[k] for k in members], predict, embed)):
+                    if 'embedding' in output:
+                        embeddings[positions[k]] = output.pop('embedding')
                     outputs[positions[k]] = output
-        return [Prediction(s, **fields) for s, fields in zip(smiles, outputs)]
+        return ChunkResult(
+            [Prediction(s, **fields) for s, fields in zip(smiles, outputs)],
+            embeddings)
 
     def _prepare(self, smiles: str) -> Graph:
         return prepare_graph(smiles, self.featurizer_name, self.max_nodes)
 
-    def _run_batch(self, graphs: list[Graph]) -> list[dict[str, Any]]:
+    def _run_batch(self, graphs: list[Graph], predict: bool = True,
+                   embed: bool = False) -> list[dict[str, Any]]:
+        r"""Each molecule's :class:`Prediction` fields (with
+        :obj:`predict`) and its :obj:`"embedding"` row (with :obj:`embed`),
+        or an error."""
         try:
             batch = collate(graphs).to(self.device)
             with (single_thread() if self.device.type == 'cpu'
                   else contextlib.nullcontext()):
-                return self._outputs(batch)
+                fields = (self._outputs(batch) if predict
+                          else [{} for _ in graphs])
+                if embed:
+                    for entry, row in zip(fields, self._embeddings(batch)):
+                        entry['embedding'] = row
+                return fields
         except (ValueError, IndexError, RuntimeError) as error:
             if len(graphs) == 1:
                 message = str(error).splitlines()[0] if str(error) else \
@@ -312,7 +394,7 @@ class Predictor:
                                   f"molecule ({message})"}]
             # Find the molecule(s) at fault; the others still get values.
             return [output for graph in graphs
-                    for output in self._run_batch([graph])]
+                    for output in self._run_batch([graph], predict, embed)]
 
     def _outputs(self, batch: GraphBatch) -> list[dict[str, Any]]:
         r"""The :class:`Prediction` fields of each molecule of
@@ -328,3 +410,9 @@ class Predictor:
         if self.task == 'binary':
             return torch.sigmoid(out)
         return out * self.target_std + self.target_mean
+
+    def _embeddings(self, batch: GraphBatch) -> np.ndarray:
+        r"""The graph-token embeddings of :obj:`batch`, float32
+        :obj:`[num_graphs, len(embedding_columns)]`."""
+        return self.model.graph_embedding(batch).detach().to(
+            'cpu', torch.float32).numpy()

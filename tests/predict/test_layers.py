@@ -19,7 +19,7 @@ LAYERS = {
     'prediction': 0, 'molecules': 0, 'graphs': 0, 'workers': 0,
     'predictor': 1, 'ensemble': 1, 'loading': 1,
     'readers': 2, 'writers': 2, 'run_record': 2, 'shards': 2, 'top_k': 2,
-    'pipeline': 2, 'merge': 2,
+    'embeddings': 2, 'pipeline': 2, 'merge': 2,
     'cli': 3,
     '__init__': 4,
 }
