@@ -35,8 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
         '<column>_std column per prediction column. The output keeps every '
         'input column unchanged: a prediction column named as an input '
         'column (e.g. a CSV holding its own labels of the target) is written '
-        'as <column>_pred (_pred appended again until the name is free; '
-        'likewise <column>_std and error). --embeddings also writes the '
+        'as <column>_pred (_pred appended again until the name is free; an '
+        'ensemble\'s <column>_std follows its column; error likewise). '
+        '--embeddings also writes the '
         'graph-token embedding of each molecule (like chemprop '
         'fingerprint).',
         epilog='Per-molecule errors go to the "error" column (exit status '
