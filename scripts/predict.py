@@ -12,6 +12,8 @@ Examples:
         --output part3.csv --shard 3/8
     python scripts/predict.py --checkpoint runs/zinc --input library.csv \
         --output hits.csv --top 1000 --by prediction
+    python scripts/predict.py --model zinc --input library.smi \
+        --output predictions.csv --embeddings embeddings.npy
 
 See ``python scripts/predict.py --help`` and
 :mod:`graphormer_sepnorm.predict.cli`.

@@ -14,27 +14,34 @@ a handful of molecules to screening libraries of any size.
         ...
     predictor.predict_file('library.smi.gz', 'predictions.csv.gz',
                            resume=True)
+    embeddings = predictor.embed(['CCO', 'c1ccccc1O'])  # [2, width]
 
-One file per job:
+One file per job, in layers: a module imports only modules of its own layer
+or of an earlier layer in this list, and never one that imports it, not even
+inside a function (``tests/predict/test_layers.py`` checks both):
 
-* :mod:`~.prediction`: :class:`Prediction`, :class:`PredictionError`, the
-  output column names;
-* :mod:`~.predictor`: :class:`Predictor` (loading, featurizing, batching,
-  the model);
-* :mod:`~.ensemble`: :class:`EnsemblePredictor`, several models averaged,
-  with their spread (the :obj:`<column>_std` columns);
-* :mod:`~.graphs`: molecules as arrays and their batches;
-* :mod:`~.workers`: chunks predicted in order by worker processes;
-* :mod:`~.readers`: CSV, TSV, SMILES and SDF inputs (gzipped or not,
-  stdin);
-* :mod:`~.writers`: CSV outputs written chunk by chunk, resumable;
-* :mod:`~.run_record`: the record beside each output that resume and merge
-  check;
-* :mod:`~.pipeline`: :func:`predict_file`, file to file with progress,
-  resume, shards and top-K;
-* :mod:`~.shards` and :mod:`~.merge`: :class:`Shard` and
-  :func:`merge_predictions`;
-* :mod:`~.top_k`: the K best rows in bounded memory.
+* base: :mod:`~.prediction` (:class:`Prediction`, :class:`PredictionError`,
+  the output column names), :mod:`~.molecules` (SMILES or SDF records),
+  :mod:`~.graphs` (molecules as arrays and their batches), :mod:`~.workers`
+  (chunks mapped in order over worker processes, knowing nothing of models
+  or files);
+* model: :mod:`~.predictor` (:class:`Predictor`: a model and its card,
+  featurizing, batching, predictions and embeddings), :mod:`~.ensemble`
+  (:class:`EnsemblePredictor`, several models averaged, with their spread,
+  the :obj:`<column>_std` columns), :mod:`~.loading`
+  (:meth:`Predictor.from_checkpoints`, :meth:`Predictor.from_bundled`: one
+  model or an ensemble);
+* files: :mod:`~.readers` (CSV, TSV, SMILES and SDF inputs, gzipped or not,
+  stdin), :mod:`~.writers` (CSV outputs written chunk by chunk, resumable),
+  :mod:`~.run_record` (the record beside each output that resume and merge
+  check), :mod:`~.shards` (:class:`Shard`), :mod:`~.top_k` (the K best rows
+  in bounded memory, and their file), :mod:`~.embeddings` (embedding files),
+  :mod:`~.pipeline` (:func:`predict_file`, file to file with progress,
+  resume, shards, top-K and embeddings; also
+  :meth:`Predictor.predict_file`), :mod:`~.merge`
+  (:func:`merge_predictions`);
+* command line: :mod:`~.cli` (:obj:`scripts/predict.py`,
+  :obj:`scripts/merge_predictions.py`).
 """
 from .ensemble import EnsemblePredictor
 from .graphs import collate
@@ -42,7 +49,9 @@ from .merge import merge_predictions
 from .pipeline import PredictionSummary, predict_file
 from .prediction import (ERROR_COLUMN, PREDICTION_COLUMN, STD_SUFFIX,
                          Prediction, PredictionError, prediction_columns)
-from .predictor import Predictor
+# The Predictor of .predictor, to which .loading adds from_checkpoints and
+# from_bundled (as .pipeline adds predict_file).
+from .loading import Predictor
 from .readers import INPUT_FORMATS, MoleculeReader
 from .shards import Shard
 

@@ -32,7 +32,14 @@ def build_parser() -> argparse.ArgumentParser:
         'models give the property in the units of their training targets; '
         'binary models give the probability of the positive class. Several '
         '--checkpoint paths make an ensemble: their mean, plus a '
-        '<column>_std column per prediction column.',
+        '<column>_std column per prediction column. The output keeps every '
+        'input column unchanged: a prediction column named as an input '
+        'column (e.g. a CSV holding its own labels of the target) is written '
+        'as <column>_pred (_pred appended again until the name is free; an '
+        'ensemble\'s <column>_std follows its column; error likewise). '
+        '--embeddings also writes the '
+        'graph-token embedding of each molecule (like chemprop '
+        'fingerprint).',
         epilog='Per-molecule errors go to the "error" column (exit status '
         '0); a bad argument, a missing/incompatible checkpoint, an '
         'unreadable input or an unwritable output exits with status 2 and '
@@ -66,12 +73,26 @@ def build_parser() -> argparse.ArgumentParser:
                         'SMILES (default: smiles)')
     parser.add_argument('--output', metavar='CSV',
                         help='write the predictions to this .csv or .csv.gz '
-                        '(input columns + prediction [+ prediction_std] + '
-                        'error, one row per input molecule in input order, '
+                        '(all input columns, unchanged + prediction [+ '
+                        'prediction_std] + error, each renamed <name>_pred '
+                        'if the input has a column of that name; one row per '
+                        'input molecule in input order, '
                         'flushed chunk by chunk; its folder is created if '
                         'needed; a .meta.json record goes beside it). '
                         'Default: CSV on standard output for --input, a '
                         'table for --smiles')
+    parser.add_argument('--embeddings', metavar='FILE',
+                        help='also write the graph-token embedding of each '
+                        'input molecule (the graph token after the final '
+                        'norm, which the prediction head reads) to this .npy '
+                        '(float32, molecules x width) or .csv/.csv.gz '
+                        '(smiles + embedding_0, ...): one row per input '
+                        'molecule in input order, a row of NaN where the '
+                        'molecule has an error. Ensembles: the members\' '
+                        'embeddings side by side (member0_embedding_0, ...). '
+                        'Streamed; the file appears when the run completes; '
+                        'not with --resume, --shard or --top; the encoder '
+                        'runs a second time')
     parser.add_argument('--resume', action='store_true',
                         help='continue an interrupted --output: keep its '
                         'complete rows, predict the rest (refused if it '
@@ -126,8 +147,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                          f"file, not on --smiles")
 
     from ..checkpoint import CheckpointError
-    from .predictor import Predictor
+    from .embeddings import check_embeddings_path
+    from .pipeline import check_embeddings, predict_file
     from .prediction import PredictionError
+    from .predictor import Predictor
     from .shards import Shard
     from .writers import check_output_path
 
@@ -142,6 +165,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                   f'--top; add --top K')
         if args.output is not None:
             check_output_path(args.output)
+        if args.embeddings is not None and args.smiles is not None:
+            check_embeddings_path(args.embeddings)
+        elif args.embeddings is not None:
+            check_embeddings(args.embeddings, args.input, args.output or '-',
+                             resume=args.resume, shard=args.shard,
+                             top=args.top)
         if args.checkpoint is not None:
             predictor = Predictor.from_checkpoints(args.checkpoint,
                                                    device=args.device)
@@ -150,12 +179,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.smiles is not None:
             return _predict_smiles(predictor, args)
         output = args.output or '-'
-        summary = predictor.predict_file(
-            args.input, output, smiles_column=args.smiles_column,
+        summary = predict_file(
+            predictor, args.input, output, smiles_column=args.smiles_column,
             input_format=args.input_format, batch_size=args.batch_size,
             chunk_size=args.chunk_size, num_workers=args.num_workers,
             resume=args.resume, shard=args.shard, top=args.top, by=args.by,
-            ascending=args.ascending, progress=not args.quiet)
+            ascending=args.ascending, progress=not args.quiet,
+            embeddings=args.embeddings)
     except (CheckpointError, PredictionError) as error:
         return _fail(str(error))
     except KeyboardInterrupt:
@@ -169,28 +199,41 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _predict_smiles(predictor, args) -> int:
-    from .prediction import ERROR_COLUMN, value_fields
+    from .embeddings import EmbeddingWriter
+    from .prediction import columns_beside, value_fields
     from .writers import CsvWriter
 
-    predictions = predictor.predict(args.smiles, batch_size=args.batch_size,
-                                    num_workers=args.num_workers,
-                                    chunk_size=args.chunk_size)
+    sizes = dict(batch_size=args.batch_size, num_workers=args.num_workers,
+                 chunk_size=args.chunk_size)
+    predictions = predictor.predict(args.smiles, **sizes)
+    also = ''
+    if args.embeddings is not None:
+        embeddings = EmbeddingWriter(args.embeddings,
+                                     predictor.embedding_columns)
+        try:
+            embeddings.write([p.smiles for p in predictions],
+                             predictor.embed(args.smiles, **sizes))
+            embeddings.finish()
+        finally:
+            embeddings.close()
+        also = f'; embeddings in {args.embeddings}'
     failed = sum(not p.ok for p in predictions)
     rows = [[p.smiles] + value_fields(p, predictor.num_outputs,
                                       predictor.with_std) + [p.error or '']
             for p in predictions]
-    header = ['smiles'] + predictor.output_columns + [ERROR_COLUMN]
+    header = ['smiles'] + columns_beside(
+        ['smiles'], predictor.prediction_columns, predictor.with_std)
     if args.output is not None:
         writer = CsvWriter(args.output, header)
         writer.write_rows(rows)
         writer.close()
         print(f'Wrote {len(rows)} rows to {args.output} '
-              f'({len(rows) - failed} predicted, {failed} with an error); '
-              f'{predictor.columns_description}', file=sys.stderr)
+              f'({len(rows) - failed} predicted, {failed} with an error'
+              f'{also}); {predictor.columns_description}', file=sys.stderr)
     else:
         print(_format_table(header, rows))
         print(f'# {predictor.columns_description}; {failed} of '
-              f'{len(rows)} molecules with an error', file=sys.stderr)
+              f'{len(rows)} molecules with an error{also}', file=sys.stderr)
     return 0
 
 
@@ -221,6 +264,11 @@ def _summary_line(summary, predictor, by: Optional[str]) -> str:
         what = f'Wrote {summary.rows:,} rows to {where}'
     kept = (f'; kept {summary.kept:,} rows of the interrupted run'
             if summary.kept else '')
+    if summary.renamed:
+        kept += (f"; the input's own {', '.join(summary.renamed)} kept, "
+                 f"written as {', '.join(summary.renamed.values())}")
+    if summary.embeddings is not None:
+        kept += f'; embeddings in {summary.embeddings}'
     return (f'{what} ({summary.predicted:,} predicted, {summary.failed:,} '
             f'with an error{kept}) in {summary.seconds:.1f} s ({rate:,.0f} '
             f'molecules/s); {predictor.columns_description}')

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Callable, Sequence
 
+import numpy as np
 import torch
 
 from ..checkpoint import CheckpointError
@@ -58,6 +59,12 @@ class EnsemblePredictor(Predictor):
     run or a merged shard must use the same members as the run it
     continues. Worker processes inherit the ensemble as they do a single
     model.
+
+    Its embedding (:meth:`~graphormer_sepnorm.predict.Predictor.embed`) is
+    the members' graph-token embeddings side by side, in member order
+    (columns :obj:`member0_embedding_0`, ..., :obj:`member1_embedding_0`,
+    ...): each member learned its own space, so their embeddings are not
+    averaged; the first member's are the first columns.
 
     Build it with
     :meth:`Predictor.from_checkpoints([path, ...])
@@ -136,6 +143,19 @@ class EnsemblePredictor(Predictor):
         for member in self.members:
             digest.update(member.fingerprint.encode())
         return digest.hexdigest()
+
+    @property
+    def embedding_columns(self) -> list[str]:
+        r"""The dimensions of the members' embeddings side by side:
+        :obj:`member<k>_embedding_<j>` for dimension :obj:`j` of member
+        :obj:`k` (both from 0, members in the order given)."""
+        return [f'member{k}_{column}'
+                for k, member in enumerate(self.members)
+                for column in member.embedding_columns]
+
+    def _embeddings(self, batch: GraphBatch) -> np.ndarray:
+        return np.concatenate([member._embeddings(batch)
+                               for member in self.members], axis=1)
 
     def _outputs(self, batch: GraphBatch) -> list[dict[str, Any]]:
         values = torch.stack([member._values(batch)

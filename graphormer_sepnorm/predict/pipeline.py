@@ -11,37 +11,37 @@ progress bar, resume, shards and top-K.
                            resume=True)
     predictor.predict_file('library.sdf', 'hits.csv', top=1000,
                            by='prediction')
+    predictor.predict_file('library.smi', 'predictions.csv',
+                           embeddings='embeddings.npy')
+
+This module builds on :class:`~graphormer_sepnorm.predict.Predictor` and
+adds :meth:`Predictor.predict_file` to it (the predictor imports nothing of
+the file pipeline).
 """
 from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain, islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
-from .prediction import (ERROR_COLUMN, Prediction, PredictionError,
-                         value_fields)
-from .readers import SDF, MoleculeReader
+from .embeddings import EmbeddingWriter, check_embeddings_path
+from .molecules import SDF
+from .prediction import (ERROR_COLUMN, PredictionError, columns_beside,
+                         free_name, value_fields)
+from .predictor import ChunkResult, Predictor
+from .readers import MoleculeReader
 from .run_record import RunRecord, read_record, write_record
 from .shards import Shard
-from .top_k import ROW_COLUMN, TopK, ranked_rows
+from .top_k import ROW_COLUMN, TopK, TopKFile, check_top
 from .workers import Chunk, stream_chunks
-from .writers import STDOUT, CsvWriter, check_output_path, read_csv_rows, \
-    write_csv
+from .writers import STDOUT, CsvWriter, check_output_path
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .predictor import Predictor
-
-__all__ = ['predict_file', 'PredictionSummary']
+__all__ = ['predict_file', 'PredictionSummary', 'check_embeddings']
 
 PathLike = Union[str, Path]
-
-# A top-K file is rewritten after a chunk (for resume) unless rewriting it
-# would take more than this share of the time: after every chunk for small
-# K, less often for very large K.
-_TOP_SAVE_SHARE = 0.05
 
 
 @dataclass
@@ -59,6 +59,10 @@ class PredictionSummary:
         already_complete (bool): The output was complete; nothing was done.
         top (int, optional): :obj:`K` of a top-K run; the output holds
             :obj:`min(K, predicted)` rows.
+        embeddings (str, optional): The embedding file written, if any.
+        renamed (dict, optional): The output columns written under another
+            name because the input has a column of theirs (see
+            :func:`predict_file`), as :obj:`{name: written name}`.
     """
     output: str
     rows: int = 0
@@ -68,28 +72,35 @@ class PredictionSummary:
     seconds: float = 0.0
     already_complete: bool = False
     top: Optional[int] = None
+    embeddings: Optional[str] = None
+    renamed: dict[str, str] = field(default_factory=dict)
 
 
-def predict_file(predictor: 'Predictor', input_path: PathLike,
+def predict_file(predictor: Predictor, input_path: PathLike,
                  output_path: PathLike, smiles_column: str = 'smiles',
                  input_format: Optional[str] = None, batch_size: int = 128,
                  chunk_size: Optional[int] = None,
                  num_workers: Optional[int] = None, resume: bool = False,
                  shard: Optional[Union[str, Shard]] = None,
                  top: Optional[int] = None, by: Optional[str] = None,
-                 ascending: bool = False, progress: bool = True
+                 ascending: bool = False, progress: bool = True,
+                 embeddings: Optional[PathLike] = None
                  ) -> PredictionSummary:
     r"""Predicts every molecule of :obj:`input_path` into the CSV
     :obj:`output_path`, streamed: each chunk is written (and flushed) as
     soon as it and all chunks before it are done, so memory depends on
     :obj:`chunk_size` and the number of workers, not on the input.
 
-    The output holds the input's columns (SMILES files: :obj:`smiles`,
-    :obj:`name`; SDF: :obj:`name`, :obj:`smiles`), one column per model
-    output (:obj:`prediction` for one; for an ensemble, each followed by
-    its ``<column>_std``) and :obj:`error`, one row per input row, in input
-    order. Beside it, ``<output>.meta.json`` records the input, model (every
-    member of an ensemble) and options (see
+    The output holds every column of the input, unchanged (SMILES files:
+    :obj:`smiles`, :obj:`name`; SDF: :obj:`name`, :obj:`smiles`), then one
+    column per model output (:obj:`prediction` for one, or the training
+    CSV's target names; for an ensemble, each followed by its
+    ``<column>_std``) and :obj:`error`, one row per input row, in input
+    order. An output column named as an input column (the input's own
+    labels of a target) gets ``_pred`` appended, as often as needed to be
+    free (see :func:`~graphormer_sepnorm.predict.prediction.columns_beside`):
+    the input's column stays as it is. Beside it, ``<output>.meta.json``
+    records the input, model (every member of an ensemble) and options (see
     :mod:`~graphormer_sepnorm.predict.run_record`).
 
     Args:
@@ -128,12 +139,20 @@ def predict_file(predictor: 'Predictor', input_path: PathLike,
             column :obj:`by`, best first, with their input row number in a
             :obj:`row` column. (default: :obj:`None`)
         by (str, optional): The prediction column that ranks molecules for
-            :obj:`top` (for an ensemble: the members' mean, not a
-            ``_std`` column). (default: :obj:`None`)
+            :obj:`top`, as the model names it (for an ensemble: the
+            members' mean, not a ``_std`` column); the record keeps its
+            name in the output. (default: :obj:`None`)
         ascending (bool, optional): With :obj:`top`, lower values are
             better. (default: :obj:`False`)
         progress (bool, optional): Show a progress bar (molecules/s, ETA)
             on stderr. (default: :obj:`True`)
+        embeddings (str or Path, optional): Also write the graph-token
+            embedding of every input row to this :obj:`.npy`, :obj:`.csv`
+            or :obj:`.csv.gz` file, in input order, a row of NaN where
+            the output row has an error (see
+            :mod:`~graphormer_sepnorm.predict.embeddings`); not with
+            :obj:`resume`, :obj:`shard` or :obj:`top`. Costs a second pass
+            of the encoder. (default: :obj:`None`)
 
     Raises:
         PredictionError: For a problem with the call (bad arguments, an
@@ -144,16 +163,16 @@ def predict_file(predictor: 'Predictor', input_path: PathLike,
     start = time.perf_counter()
     chunk_size = predictor.check_sizes(batch_size, chunk_size)
     shard = Shard.parse(shard) if shard is not None else None
-    ranking = _check_top(predictor, top, by, ascending)
+    ranking = check_top(predictor.prediction_columns, top, by, ascending)
     output = str(output_path)
     if resume and output == STDOUT:
         raise PredictionError("--resume needs an output file, not standard "
                               "output; pass --output FILE")
     check_output_path(output)
-    if output != STDOUT and str(input_path) != '-' and \
-            Path(output).resolve() == Path(input_path).resolve():
-        raise PredictionError(f"The output {output} is the input; name "
-                              f"another file")
+    _check_distinct(input_path, output, 'output')
+    if embeddings is not None:
+        check_embeddings(embeddings, input_path, output, resume=resume,
+                         shard=shard, top=top)
     reader = MoleculeReader(input_path, input_format, smiles_column)
     if resume and reader.is_stdin:
         raise PredictionError(
@@ -167,10 +186,12 @@ def predict_file(predictor: 'Predictor', input_path: PathLike,
             raise PredictionError(f"{reader.name} holds no molecules; "
                                   f"check that it is the file you meant")
         rows = chain([first], rows)
-        # Input columns named as an output are replaced by it (as chemprop
-        # writes predictions into the target columns of its input).
-        outputs = predictor.output_columns + [ERROR_COLUMN]
-        columns = [c for c in reader.columns if c not in outputs] + outputs
+        outputs = columns_beside(reader.columns, predictor.prediction_columns,
+                                 predictor.with_std)
+        columns = reader.columns + outputs
+        if ranking:
+            # --by as written: merge and resume rank the rows by it.
+            by = outputs[ranking[1] * (2 if predictor.with_std else 1)]
         record = RunRecord(
             input_name=reader.name, input_sha256=input_sha256,
             model_fingerprint=predictor.fingerprint,
@@ -182,8 +203,14 @@ def predict_file(predictor: 'Predictor', input_path: PathLike,
                      'device': predictor.device.type,
                      'shard': str(shard) if shard else None, 'top': top,
                      'by': by, 'ascending': ascending if top else None},
-            columns=([ROW_COLUMN] + columns[:-1]) if ranking else columns)
-        summary = PredictionSummary(output=output, top=top)
+            columns=([free_name(ROW_COLUMN, columns)] + columns[:-1])
+            if ranking else columns)
+        summary = PredictionSummary(
+            output=output, top=top,
+            embeddings=str(embeddings) if embeddings is not None else None,
+            renamed={name: written for name, written in zip(
+                predictor.output_columns + [ERROR_COLUMN], outputs)
+                if name != written})
         if resume and Path(output).exists():
             earlier = read_record(output)
             differences = earlier.differences(record)
@@ -204,37 +231,48 @@ def predict_file(predictor: 'Predictor', input_path: PathLike,
                     else total)
         _Run(predictor, reader, record, summary, chunk_size, shard,
              ranking).run(rows, batch_size, num_workers, resume,
-                          expected, progress)
+                          expected, progress, embeddings)
     finally:
         reader.close()
     summary.seconds = time.perf_counter() - start
     return summary
 
 
-def _check_top(predictor: 'Predictor', top: Optional[int], by: Optional[str],
-               ascending: bool) -> Optional[tuple[TopK, int]]:
-    r"""The :class:`TopK` collector and the position of its score among the
-    prediction columns, or :obj:`None` without :obj:`top`."""
-    columns = predictor.prediction_columns
-    named = ', '.join(columns)
-    if top is None:
-        if by is not None:
-            raise PredictionError(f"--by {by} ranks the molecules of --top; "
-                                  f"add --top K")
-        return None
-    if by is None:
-        raise PredictionError(f"--top needs --by COLUMN, the prediction "
-                              f"column to rank by (this model: {named})")
-    if by not in columns:
-        raise PredictionError(f"--by {by!r} is not a prediction column of "
-                              f"this model; choose one of: {named}")
-    return TopK(top, ascending), columns.index(by)
+def _check_distinct(input_path: PathLike, output: PathLike,
+                    what: str) -> None:
+    if str(output) != STDOUT and str(input_path) != '-' and \
+            Path(output).resolve() == Path(input_path).resolve():
+        raise PredictionError(f"The {what} {output} is the input; name "
+                              f"another file")
+
+
+def check_embeddings(path: PathLike, input_path: PathLike, output: str,
+                     **options: Any) -> None:
+    r"""Checks, before any work, that :func:`predict_file` can write the
+    embedding file :obj:`path` beside the :obj:`output` of
+    :obj:`input_path` with the :obj:`options` :obj:`resume`, :obj:`shard`
+    and :obj:`top`.
+
+    Raises:
+        PredictionError: Naming the problem.
+    """
+    for option, value in options.items():
+        if value:
+            raise PredictionError(
+                f"--embeddings cannot be combined with --{option}: the "
+                f"embedding file is written whole, by one run, one row per "
+                f"input molecule; drop one of them")
+    check_embeddings_path(path)
+    _check_distinct(input_path, path, 'embeddings file')
+    if output != STDOUT and Path(output).resolve() == Path(path).resolve():
+        raise PredictionError(f"The embeddings file {path} is the output; "
+                              f"name another file")
 
 
 class _Run:
     r"""One call of :func:`predict_file` once its arguments are checked:
     reads chunks, predicts them, writes them."""
-    def __init__(self, predictor: 'Predictor', reader: MoleculeReader,
+    def __init__(self, predictor: Predictor, reader: MoleculeReader,
                  record: RunRecord, summary: PredictionSummary,
                  chunk_size: int, shard: Optional[Shard],
                  ranking: Optional[tuple[TopK, int]]) -> None:
@@ -244,40 +282,47 @@ class _Run:
         self.summary = summary
         self.chunk_size = chunk_size
         self.shard = shard
-        self.top, self.score_index = ranking or (None, 0)
-        outputs = set(predictor.output_columns) | {ERROR_COLUMN}
-        #: Positions of the input fields that pass through to the output.
-        self.passed_fields = [i for i, c in enumerate(reader.columns)
-                              if c not in outputs]
+        top, self.score_index = ranking or (None, 0)
+        self.top = (TopKFile(top, summary.output, record)
+                    if top is not None else None)
         self.input_rows = 0
         self.writer: Optional[CsvWriter] = None
-        self.saved_at = time.monotonic()
-        self.save_seconds = 0.0  # How long the last top-K save took.
+        self.embedding_writer: Optional[EmbeddingWriter] = None
 
     def run(self, rows: Iterator[tuple[list[str], str]], batch_size: int,
             num_workers: Optional[int], resume: bool,
-            expected: Optional[int], progress: bool) -> None:
+            expected: Optional[int], progress: bool,
+            embeddings: Optional[PathLike]) -> None:
         output = self.summary.output
         if self.top is not None:
-            done = self._load_top() if resume else 0
+            done = self.top.load() if resume else 0
         else:
             self.writer = CsvWriter(output, self.record.columns, resume)
             done = self.writer.kept_rows
         # Counted from the rows kept, not from the rows this call writes:
         # a run killed after its last row has none left to write.
         self.summary.kept = self.record.rows_done = done
+        embed = embeddings is not None
         bar = _progress_bar(progress, expected, done)
         try:
+            if embed:
+                self.embedding_writer = EmbeddingWriter(
+                    embeddings, self.predictor.embedding_columns)
             chunks = self._chunks(rows, done)
-            for chunk, predictions in stream_chunks(
-                    self.predictor, chunks, batch_size, num_workers):
-                written = self._write(chunk, predictions, done)
+            for chunk, result in stream_chunks(
+                    lambda molecules, kind: self.predictor.run_chunk(
+                        molecules, batch_size, kind, embed=embed),
+                    chunks, num_workers,
+                    on_cpu=self.predictor.device.type == 'cpu'):
+                written = self._write(chunk, result, done)
                 bar.update(written)
             self._finish()
         finally:
             bar.close()
             if self.writer is not None:
                 self.writer.close()
+            if self.embedding_writer is not None:
+                self.embedding_writer.close()
 
     def _chunks(self, rows: Iterator[tuple[list[str], str]],
                 done: int) -> Iterator[Chunk]:
@@ -300,16 +345,15 @@ class _Run:
                         (number * self.chunk_size + 1, first_owned,
                          [fields for fields, _ in block]))
 
-    def _write(self, chunk: Chunk, predictions: list[Prediction],
-               done: int) -> int:
+    def _write(self, chunk: Chunk, result: ChunkResult, done: int) -> int:
         first_row, first_owned, fields = chunk.context
+        predictions = result.predictions
         skip = max(done - first_owned, 0)  # Rows an earlier run wrote.
         out = []
         for offset in range(skip, len(predictions)):
             p, row = predictions[offset], list(fields[offset])
             if self.reader.kind == SDF:
                 row[self.reader.smiles_index] = p.smiles
-            row = [row[i] for i in self.passed_fields]
             row += value_fields(p, self.predictor.num_outputs,
                                 self.predictor.with_std)
             if p.ok:
@@ -319,62 +363,34 @@ class _Run:
             if self.top is not None:
                 score = (p.value[self.score_index] if isinstance(
                     p.value, tuple) else p.value)
-                self.top.push(first_row + offset, score,
+                self.top.rows.push(first_row + offset, score,
                               [str(first_row + offset)] + row)
             else:
                 out.append(row + [p.error or ''])
         if self.writer is not None:
             self.writer.write_rows(out)
+        if self.embedding_writer is not None:  # Never resumed: skip is 0.
+            self.embedding_writer.write([p.smiles for p in predictions],
+                                        result.embeddings)
         self.summary.rows += len(predictions) - skip
         self.record.rows_done = first_owned + len(predictions)
-        if self.top is not None and time.monotonic() - self.saved_at >= \
-                self.save_seconds / _TOP_SAVE_SHARE:
-            self._save_top()
+        if self.top is not None:
+            self.top.save_if_due()
         return len(predictions) - skip
 
     def _finish(self) -> None:
         self.record.complete = True
         self.record.input_rows = self.input_rows
         if self.top is not None:
-            self._save_top()
-            self.record.output_rows = len(self.top)
+            self.top.save()
+            self.record.output_rows = len(self.top.rows)
         else:
             self.record.output_rows = self.record.rows_done
+        if self.embedding_writer is not None:
+            self.embedding_writer.finish()
         self.summary.rows += self.summary.kept
         if self.summary.output != STDOUT:
             write_record(self.summary.output, self.record)
-
-    # Top-K ##################################################################
-
-    def _save_top(self) -> None:
-        r"""Rewrites the top-K file, then the record saying how many rows it
-        covers (a kill between the two only repeats work: rows seen again
-        are not counted twice, see :class:`TopK`)."""
-        if self.summary.output == STDOUT:
-            if self.record.complete:
-                CsvWriter(STDOUT, self.record.columns).write_rows(
-                    self.top.best())
-            return
-        started = time.monotonic()
-        write_csv(self.summary.output, [self.record.columns] + self.top.best())
-        write_record(self.summary.output, self.record)
-        self.saved_at = time.monotonic()
-        self.save_seconds = self.saved_at - started
-
-    def _load_top(self) -> int:
-        r"""Loads the rows of an interrupted top-K file; returns the rows
-        of this run it covers."""
-        output = self.summary.output
-        if not Path(output).exists():
-            return self.record.rows_done
-        rows = read_csv_rows(output)
-        header = next(rows, None)
-        if header != self.record.columns:
-            raise PredictionError(f"Cannot resume {output}: its columns are "
-                                  f"not those of this run; start a new "
-                                  f"output (drop --resume)")
-        self.top.extend(ranked_rows(rows, header, self.record.options['by']))
-        return self.record.rows_done
 
 
 def _progress_bar(enabled: bool, total: Optional[int], initial: int):
@@ -385,3 +401,18 @@ def _progress_bar(enabled: bool, total: Optional[int], initial: int):
                 disable=not enabled, file=sys.stderr, dynamic_ncols=True,
                 smoothing=0.1, mininterval=0.5 if interactive else 30.0,
                 desc='Predicting')
+
+
+def _predict_file_method(self: Predictor, input_path: PathLike,
+                         output_path: PathLike, **options: Any
+                         ) -> PredictionSummary:
+    r"""Predicts every molecule of a file (CSV, TSV, SMILES or SDF,
+    optionally gzipped, or :obj:`"-"` for stdin) into a CSV file,
+    streamed chunk by chunk, with resume, shards, top-K and embeddings; see
+    :func:`graphormer_sepnorm.predict.predict_file` for the options."""
+    return predict_file(self, input_path, output_path, **options)
+
+
+_predict_file_method.__name__ = 'predict_file'
+_predict_file_method.__qualname__ = 'Predictor.predict_file'
+Predictor.predict_file = _predict_file_method

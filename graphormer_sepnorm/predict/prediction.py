@@ -2,12 +2,12 @@ r"""What a prediction call returns, and the names of the output columns."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Container, Optional, Sequence, Union
 
 __all__ = ['Prediction', 'PredictionError', 'PREDICTION_COLUMN',
            'ERROR_COLUMN', 'STD_SUFFIX', 'prediction_columns',
-           'output_columns', 'molecule_values', 'format_value',
-           'value_fields']
+           'PRED_SUFFIX', 'output_columns', 'columns_beside',
+           'free_name', 'molecule_values', 'format_value', 'value_fields']
 
 #: Output column holding the prediction of a single-output model.
 PREDICTION_COLUMN = 'prediction'
@@ -16,6 +16,10 @@ ERROR_COLUMN = 'error'
 #: Ending of the column beside each prediction column that holds the spread
 #: of an ensemble's members (:obj:`prediction_std`).
 STD_SUFFIX = '_std'
+
+#: Appended to an output column named as an input column, until the name is
+#: free: the input's own column (e.g. its labels) is kept as it is.
+PRED_SUFFIX = '_pred'
 
 Value = Optional[Union[float, tuple[float, ...]]]
 
@@ -133,6 +137,43 @@ def output_columns(columns: Sequence[str],
         return list(columns)
     return [name for column in columns
             for name in (column, column + STD_SUFFIX)]
+
+
+def free_name(name: str, taken: Container[str]) -> str:
+    r""":obj:`name`, or if it is :obj:`taken`, :obj:`name` followed by
+    ``_pred`` as many times as it takes to be free."""
+    while name in taken:
+        name += PRED_SUFFIX
+    return name
+
+
+def columns_beside(taken: Sequence[str], columns: Sequence[str],
+                   with_std: bool = False) -> list[str]:
+    r"""The output columns (see :func:`output_columns`) and :obj:`error`,
+    named so that none is one of the input columns :obj:`taken`: the input
+    columns all stay, a colliding output column is renamed.
+
+    A prediction column named as an input column (a target's own labels in
+    the input CSV) gets ``_pred`` appended, again until neither it nor, with
+    :obj:`with_std`, its ``<column>_std`` is taken (the two stay a pair);
+    likewise :obj:`error`. Without collisions the names are those of
+    :func:`output_columns`.
+
+    Args:
+        taken (list of str): The input columns written before them.
+        columns (list of str): The prediction columns (see
+            :func:`prediction_columns`).
+        with_std (bool, optional): Add the std columns.
+            (default: :obj:`False`)
+    """
+    used = set(taken)
+    renamed = []
+    for column in columns:
+        while column in used or (with_std and column + STD_SUFFIX in used):
+            column += PRED_SUFFIX
+        renamed.append(column)
+        used.update(output_columns([column], with_std))
+    return output_columns(renamed, with_std) + [free_name(ERROR_COLUMN, used)]
 
 
 def molecule_values(table: Sequence[Sequence[float]]) -> list[Value]:

@@ -5,40 +5,66 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from itertools import islice
 from pathlib import Path
 from typing import (TYPE_CHECKING, Any, Iterable, Iterator, Optional,
                     Sequence, Union)
 
+import numpy as np
 import torch
 
-from ..checkpoint import (CheckpointError, ModelCard, load_model, read_card,
+from ..checkpoint import (CheckpointError, ModelCard, load_model,
                           refuse_backbone, resolve_model_file)
 from ..data.featurize import FeaturizationError, get_featurizer
 from .graphs import Graph, GraphBatch, collate, prepare_graph
+from .molecules import SMILES, sdf_record_to_smiles
 from .prediction import (Prediction, PredictionError, molecule_values,
                          output_columns, prediction_columns)
-from .readers import SMILES, sdf_record_to_smiles
+from .workers import Chunk, ChunkFunction, single_thread, stream_chunks
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..models import GraphormerSepNorm
-    from .pipeline import PredictionSummary
 
-__all__ = ['Predictor']
+__all__ = ['Predictor', 'ChunkResult']
 
 PathLike = Union[str, Path]
 
 
+@dataclass
+class ChunkResult:
+    r"""What :meth:`Predictor.run_chunk` returns for one chunk of molecules.
+
+    Attributes:
+        predictions (list[Prediction]): One per molecule, in input order
+            (without :obj:`predict`, only :attr:`Prediction.smiles` and
+            :attr:`Prediction.error` are set).
+        embeddings (numpy.ndarray, optional): With :obj:`embed`, the
+            graph-token embeddings, float32 :obj:`[molecules, width]` in
+            input order, a row of NaN for each molecule with an error.
+    """
+    predictions: list[Prediction]
+    embeddings: Optional[np.ndarray] = None
+
+
 class Predictor:
     r"""Predicts a trained :class:`~graphormer_sepnorm.GraphormerSepNorm`
-    from SMILES strings (or SDF records, see :meth:`predict_file`).
+    from SMILES strings (or SDF records, see :meth:`run_chunk`).
 
-    Build it with :meth:`from_checkpoint` or :meth:`from_bundled` (or
-    directly from a model in evaluation mode and its
-    :class:`~graphormer_sepnorm.checkpoint.ModelCard`), or an ensemble of
-    several models with :meth:`from_checkpoints` (see
-    :class:`~graphormer_sepnorm.predict.EnsemblePredictor`).
+    Build it with :meth:`from_checkpoint`, :meth:`from_checkpoints` or
+    :meth:`from_bundled` (the last two may give an
+    :class:`~graphormer_sepnorm.predict.EnsemblePredictor`), or directly
+    from a model in evaluation mode and its
+    :class:`~graphormer_sepnorm.checkpoint.ModelCard`.
+
+    This class is the model layer of :mod:`graphormer_sepnorm.predict`:
+    molecules in, predictions (or embeddings) out. The modules that build on
+    it add the methods that need them, so that no module imports one that
+    imports it: :meth:`from_checkpoints` and :meth:`from_bundled` come from
+    :mod:`~graphormer_sepnorm.predict.loading` (they build ensembles), and
+    :meth:`predict_file` (file to file) from
+    :mod:`~graphormer_sepnorm.predict.pipeline`. Importing
+    :mod:`graphormer_sepnorm.predict` loads them all.
 
     Every input molecule gets one :class:`Prediction`, in input order: its
     value (regression: the property in the units of the training targets,
@@ -122,84 +148,6 @@ class Predictor:
         model, card = load_model(path, map_location='cpu')
         return cls(model, card, device=device, source=str(path))
 
-    @classmethod
-    def from_checkpoints(cls, paths: Sequence[PathLike],
-                         device: Union[str, torch.device] = 'cpu'
-                         ) -> 'Predictor':
-        r"""Loads one checkpoint or an ensemble of several, each a file or
-        a run directory as for :meth:`from_checkpoint`.
-
-        One path gives the same :class:`Predictor` as
-        :meth:`from_checkpoint`; several give an
-        :class:`~graphormer_sepnorm.predict.EnsemblePredictor` that averages
-        their predictions and reports their spread.
-
-        Args:
-            paths (list of str or Path): The checkpoints, at least one, each
-                once.
-            device (str or torch.device, optional): Where the models run.
-                (default: :obj:`"cpu"`)
-
-        Raises:
-            CheckpointError: If a checkpoint cannot be loaded, or several
-                do not fit together (see
-                :class:`~graphormer_sepnorm.predict.EnsemblePredictor`).
-        """
-        from .ensemble import EnsemblePredictor
-
-        if isinstance(paths, (str, Path)):
-            raise PredictionError(
-                "from_checkpoints() takes a list of checkpoints; wrap a "
-                "single path in a list or use from_checkpoint()")
-        if not paths:
-            raise PredictionError('Give at least one checkpoint')
-        # Members are single models, whichever class this is called on.
-        members = [Predictor.from_checkpoint(path, device) for path in paths]
-        return members[0] if len(members) == 1 else \
-            EnsemblePredictor(members)
-
-    @classmethod
-    def from_bundled(cls, name: str, device: Union[str, torch.device] = 'cpu',
-                     directory: Optional[PathLike] = None) -> 'Predictor':
-        r"""Loads a bundled model, :obj:`"zinc"` (penalized logP) or
-        :obj:`"molhiv"` (probability of HIV activity); see
-        :mod:`graphormer_sepnorm.bundled`. A model of several members (one
-        per training seed) loads as their ensemble, as
-        :meth:`from_checkpoints` does.
-
-        Args:
-            name (str): The registered name.
-            device (str or torch.device, optional): Where the models run.
-                (default: :obj:`"cpu"`)
-            directory (str or Path, optional): Folder of the member files
-                instead of the installed one (see
-                :func:`~graphormer_sepnorm.bundled.bundled_dir`).
-                (default: :obj:`None`)
-
-        Raises:
-            ValueError: If :obj:`name` is not a registered model.
-            BundledModelNotInstalled: If none of its members is installed
-                (the message says how to train and bundle one).
-            CheckpointError: If a member's card does not name the
-                registered featurizer and task.
-        """
-        from ..bundled import bundled_model_paths, get_bundled_model
-
-        entry = get_bundled_model(name)
-        paths = bundled_model_paths(entry.name, directory)
-        # Checked from the cards alone, before any weights are loaded.
-        for path in paths:
-            card, _ = read_card(path)
-            if (card.featurizer.strip().lower() != entry.featurizer
-                    or card.task != entry.task):
-                raise CheckpointError(
-                    f"{path} is installed as a member of the bundled "
-                    f"'{entry.name}' model but its card says "
-                    f"featurizer={card.featurizer!r}, task={card.task!r} "
-                    f"(expected {entry.featurizer!r}, {entry.task!r}); "
-                    f"replace it with the right checkpoint")
-        return cls.from_checkpoints(paths, device=device)
-
     # Description ############################################################
 
     @property
@@ -234,6 +182,14 @@ class Predictor:
         r"""What the output columns hold, for messages."""
         return (f"{', '.join(self.prediction_columns)} = "
                 f"{self.value_description}")
+
+    @property
+    def embedding_columns(self) -> list[str]:
+        r"""The names of the graph-token embedding's dimensions
+        (:meth:`embed`): :obj:`embedding_0`, :obj:`embedding_1`, ...,
+        one per hidden channel of the model."""
+        return [f'embedding_{j}'
+                for j in range(int(self.model.hidden_channels))]
 
     @property
     def fingerprint(self) -> str:
@@ -286,18 +242,10 @@ class Predictor:
                 and predicted together. (default: :obj:`max(1024, 8 *
                 batch_size)`)
         """
-        from .workers import Chunk, stream_chunks
-
-        if isinstance(smiles, str):
-            raise PredictionError(
-                "predict() takes a sequence of SMILES strings; wrap a single "
-                "SMILES in a list: predict(['CCO'])")
-        chunk_size = self.check_sizes(batch_size, chunk_size)
-        iterator = iter(smiles)
-        chunks = (Chunk(molecules) for molecules in
-                  iter(lambda: list(islice(iterator, chunk_size)), []))
-        for _, predictions in stream_chunks(self, chunks, batch_size,
-                                            num_workers):
+        for predictions in self._map_chunks(
+                lambda molecules, kind: self.predict_chunk(
+                    molecules, batch_size, kind),
+                smiles, batch_size, num_workers, chunk_size):
             yield from predictions
 
     def predict_table(self, smiles: Sequence[str], batch_size: int = 128,
@@ -308,15 +256,43 @@ class Predictor:
         return [p.as_dict(self.prediction_columns, self.with_std)
                 for p in self.predict(smiles, batch_size, num_workers)]
 
-    def predict_file(self, input_path: PathLike, output_path: PathLike,
-                     **options: Any) -> 'PredictionSummary':
-        r"""Predicts every molecule of a file (CSV, TSV, SMILES or SDF,
-        optionally gzipped, or :obj:`"-"` for stdin) into a CSV file,
-        streamed chunk by chunk, with resume, shards and top-K; see
-        :func:`graphormer_sepnorm.predict.predict_file` for the options."""
-        from .pipeline import predict_file
+    def embed(self, smiles: Sequence[str], batch_size: int = 128,
+              num_workers: Optional[int] = None,
+              chunk_size: Optional[int] = None) -> np.ndarray:
+        r"""The graph-token embedding of every SMILES of :obj:`smiles`
+        (:meth:`GraphormerSepNorm.graph_embedding
+        <graphormer_sepnorm.GraphormerSepNorm.graph_embedding>`: the graph
+        token after the final norm, which the prediction head reads), as
+        float32 :obj:`[len(smiles), len(embedding_columns)]` in input order.
+        A molecule that cannot be predicted gets a row of NaN, so rows stay
+        aligned with the input (:meth:`predict` says why). For an ensemble,
+        the members' embeddings side by side, in member order (see
+        :attr:`embedding_columns`). Arguments as for :meth:`predict_iter`.
+        """
+        blocks = [result.embeddings for result in self._map_chunks(
+            lambda molecules, kind: self.run_chunk(
+                molecules, batch_size, kind, predict=False, embed=True),
+            smiles, batch_size, num_workers, chunk_size)]
+        if not blocks:
+            return np.empty((0, len(self.embedding_columns)), np.float32)
+        return np.concatenate(blocks)
 
-        return predict_file(self, input_path, output_path, **options)
+    def _map_chunks(self, function: ChunkFunction, smiles: Iterable[str],
+                    batch_size: int, num_workers: Optional[int],
+                    chunk_size: Optional[int]) -> Iterator[Any]:
+        r"""The result of :obj:`function` on each chunk of :obj:`smiles`,
+        in order, in worker processes or not."""
+        if isinstance(smiles, str):
+            raise PredictionError(
+                "Give a sequence of SMILES strings, not one string; wrap a "
+                "single SMILES in a list: predict(['CCO']), embed(['CCO'])")
+        chunk_size = self.check_sizes(batch_size, chunk_size)
+        iterator = iter(smiles)
+        chunks = (Chunk(molecules) for molecules in
+                  iter(lambda: list(islice(iterator, chunk_size)), []))
+        for _, result in stream_chunks(function, chunks, num_workers,
+                                       on_cpu=self.device.type == 'cpu'):
+            yield result
 
     def check_sizes(self, batch_size: int, chunk_size: Optional[int]) -> int:
         r"""Checks :obj:`batch_size` and :obj:`chunk_size` and returns the
@@ -336,11 +312,33 @@ class Predictor:
     def predict_chunk(self, molecules: Sequence[str], batch_size: int,
                       kind: str = SMILES) -> list[Prediction]:
         r"""Featurizes, sorts by size, batches and predicts one chunk of
-        molecules (SMILES strings, or SDF records when :obj:`kind` is
-        :obj:`"sdf"`); returns their predictions in input order."""
+        molecules (see :meth:`run_chunk`); returns their predictions in
+        input order."""
+        return self.run_chunk(molecules, batch_size, kind).predictions
+
+    def run_chunk(self, molecules: Sequence[str], batch_size: int,
+                  kind: str = SMILES, predict: bool = True,
+                  embed: bool = False) -> ChunkResult:
+        r"""Featurizes, sorts by size, batches and runs one chunk of
+        molecules: SMILES strings, or SDF records when :obj:`kind` is
+        :obj:`"sdf"`.
+
+        Args:
+            molecules (list of str): The chunk.
+            batch_size (int): Molecules per forward pass.
+            kind (str, optional): :obj:`"smiles"` or :obj:`"sdf"`.
+                (default: :obj:`"smiles"`)
+            predict (bool, optional): Compute the predictions.
+                (default: :obj:`True`)
+            embed (bool, optional): Compute the graph-token embeddings too
+                (see :meth:`embed`). With :obj:`predict`, the encoder runs
+                once for each. (default: :obj:`False`)
+        """
         smiles: list[str] = list(molecules)
         # The fields of each molecule's Prediction besides its SMILES.
         outputs: list[dict[str, Any]] = [{}] * len(smiles)
+        embeddings = (np.full((len(smiles), len(self.embedding_columns)),
+                              np.nan, np.float32) if embed else None)
         graphs: list[Graph] = []
         positions: list[int] = []
         for i, molecule in enumerate(molecules):
@@ -356,25 +354,39 @@ class Predictor:
                 outputs[i] = {'error': f"SMILES {smiles[i]!r} could not be "
                                        f"featurized ({type(error).__name__}: "
                                        f"{error})"}
+
         # Stable sort by size: each batch holds molecules of similar size.
         order = sorted(range(len(graphs)), key=lambda k: graphs[k][0].shape[0])
         with torch.inference_mode():
             for start in range(0, len(order), batch_size):
                 members = order[start:start + batch_size]
                 for k, output in zip(members, self._run_batch(
-                        [graphs[k] for k in members])):
+                        [graphs[k] for k in members], predict, embed)):
+                    if 'embedding' in output:
+                        embeddings[positions[k]] = output.pop('embedding')
                     outputs[positions[k]] = output
-        return [Prediction(s, **fields) for s, fields in zip(smiles, outputs)]
+        return ChunkResult(
+            [Prediction(s, **fields) for s, fields in zip(smiles, outputs)],
+            embeddings)
 
     def _prepare(self, smiles: str) -> Graph:
         return prepare_graph(smiles, self.featurizer_name, self.max_nodes)
 
-    def _run_batch(self, graphs: list[Graph]) -> list[dict[str, Any]]:
+    def _run_batch(self, graphs: list[Graph], predict: bool = True,
+                   embed: bool = False) -> list[dict[str, Any]]:
+        r"""Each molecule's :class:`Prediction` fields (with
+        :obj:`predict`) and its :obj:`"embedding"` row (with :obj:`embed`),
+        or an error."""
         try:
             batch = collate(graphs).to(self.device)
-            with (_single_thread() if self.device.type == 'cpu'
+            with (single_thread() if self.device.type == 'cpu'
                   else contextlib.nullcontext()):
-                return self._outputs(batch)
+                fields = (self._outputs(batch) if predict
+                          else [{} for _ in graphs])
+                if embed:
+                    for entry, row in zip(fields, self._embeddings(batch)):
+                        entry['embedding'] = row
+                return fields
         except (ValueError, IndexError, RuntimeError) as error:
             if len(graphs) == 1:
                 message = str(error).splitlines()[0] if str(error) else \
@@ -383,7 +395,7 @@ class Predictor:
                                   f"molecule ({message})"}]
             # Find the molecule(s) at fault; the others still get values.
             return [output for graph in graphs
-                    for output in self._run_batch([graph])]
+                    for output in self._run_batch([graph], predict, embed)]
 
     def _outputs(self, batch: GraphBatch) -> list[dict[str, Any]]:
         r"""The :class:`Prediction` fields of each molecule of
@@ -400,22 +412,8 @@ class Predictor:
             return torch.sigmoid(out)
         return out * self.target_std + self.target_mean
 
-
-@contextlib.contextmanager
-def _single_thread():
-    r"""Runs the block with one intra-op thread. A second thread speeds this
-    small model (80 channels, a few dozen tokens per graph) up by about a
-    tenth on idle cores, and slows it down ten times or more when the cores
-    are shared with other processes (measured: 1,328 molecules/s on one
-    thread, 57 on two, on this project's busy 2-core machine); several cores
-    are used by worker processes instead (see
-    :mod:`~graphormer_sepnorm.predict.workers`)."""
-    threads = torch.get_num_threads()
-    if threads == 1:
-        yield
-        return
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
+    def _embeddings(self, batch: GraphBatch) -> np.ndarray:
+        r"""The graph-token embeddings of :obj:`batch`, float32
+        :obj:`[num_graphs, len(embedding_columns)]`."""
+        return self.model.graph_embedding(batch).detach().to(
+            'cpu', torch.float32).numpy()

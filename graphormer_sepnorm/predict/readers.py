@@ -11,7 +11,8 @@ Formats, told by the file name (``.gz`` for gzip) or given explicitly:
 * ``sdf``: records ended by ``$$$$``; the first line of each (RDKit's
   :obj:`_Name`) becomes the :obj:`name` column and RDKit's SMILES of the
   record the :obj:`smiles` column. Records are cut apart here and parsed by
-  RDKit in the worker processes (:func:`sdf_record_to_smiles`, RDKit's
+  RDKit in the worker processes
+  (:func:`~graphormer_sepnorm.predict.molecules.sdf_record_to_smiles`, RDKit's
   mol-block parser, which its SD suppliers also use): a shard skips the
   records of other shards without parsing them, and a record RDKit cannot
   read becomes an error row.
@@ -29,16 +30,12 @@ from pathlib import Path
 from typing import IO, Iterator, Optional, Union
 
 from ..data.text_files import is_gzipped, open_text
+from .molecules import SDF, SMILES
 from .prediction import PredictionError
 
-__all__ = ['SMILES', 'SDF', 'INPUT_FORMATS', 'MoleculeReader',
-           'sdf_record_to_smiles']
+__all__ = ['INPUT_FORMATS', 'MoleculeReader']
 
 PathLike = Union[str, Path]
-
-#: Kinds of molecule text handed to the predictor.
-SMILES = 'smiles'
-SDF = 'sdf'
 
 #: Input formats, and the file name endings that select them.
 INPUT_FORMATS: dict[str, tuple[str, ...]] = {
@@ -224,35 +221,6 @@ class MoleculeReader:
     def _sdf_row(lines: list[str]) -> tuple[list[str], str]:
         name = lines[0].strip() if lines else ''
         return [name, ''], ''.join(lines)
-
-
-def sdf_record_to_smiles(record: str) -> str:
-    r"""The SMILES that RDKit writes for one SDF record (its mol block).
-
-    Raises:
-        FeaturizationError: If RDKit cannot read the record; the message
-            says why when RDKit can (a chemistry problem), and names the
-            record.
-    """
-    from rdkit import Chem
-
-    from ..data.featurize import FeaturizationError
-    from ..data.featurize.smiles import _quiet_rdkit
-
-    with _quiet_rdkit():
-        mol = Chem.MolFromMolBlock(record)
-        if mol is None:
-            unsanitized = Chem.MolFromMolBlock(record, sanitize=False)
-            problems = (Chem.DetectChemistryProblems(unsanitized)
-                        if unsanitized is not None else ())
-            reason = ('RDKit rejects its chemistry: ' +
-                      '; '.join(p.Message() for p in problems)
-                      if len(problems) else 'not a valid mol block')
-            name = record.split('\n', 1)[0].strip()
-            raise FeaturizationError(
-                f"SDF record {name!r} could not be read by RDKit ({reason}); "
-                f"fix or remove the record")
-        return Chem.MolToSmiles(mol)
 
 
 def _format_from_name(path: Path, is_stdin: bool) -> str:

@@ -1,17 +1,52 @@
-r"""The :obj:`K` best rows of a stream, in memory for :obj:`K` rows only."""
+r"""The :obj:`K` best rows of a stream, in memory for :obj:`K` rows only,
+and the top-K output file that keeps them across an interruption."""
 from __future__ import annotations
 
 import heapq
 import math
+import time
+from pathlib import Path
 from typing import Iterable, Iterator, Optional, Sequence
 
 from .prediction import PredictionError
+from .run_record import RunRecord, write_record
+from .writers import STDOUT, CsvWriter, read_csv_rows, write_csv
 
-__all__ = ['TopK', 'ROW_COLUMN', 'ranked_rows']
+__all__ = ['TopK', 'TopKFile', 'ROW_COLUMN', 'ranked_rows', 'check_top']
 
 #: Column of top-K files holding the input row number (1-based; for SDF the
 #: record number), which also breaks ties: the earlier row ranks first.
 ROW_COLUMN = 'row'
+
+# A top-K file is rewritten after a chunk (for resume) unless rewriting it
+# would take more than this share of the time: after every chunk for small
+# K, less often for very large K.
+_SAVE_SHARE = 0.05
+
+
+def check_top(columns: Sequence[str], top: Optional[int], by: Optional[str],
+              ascending: bool) -> Optional[tuple[TopK, int]]:
+    r"""The :class:`TopK` collector of :obj:`top` rows ranked by the
+    prediction column :obj:`by` and its position among the model's
+    prediction :obj:`columns`, or :obj:`None` without :obj:`top`.
+
+    Raises:
+        PredictionError: If one of :obj:`top` and :obj:`by` is missing or
+            :obj:`by` is not one of :obj:`columns`.
+    """
+    named = ', '.join(columns)
+    if top is None:
+        if by is not None:
+            raise PredictionError(f"--by {by} ranks the molecules of --top; "
+                                  f"add --top K")
+        return None
+    if by is None:
+        raise PredictionError(f"--top needs --by COLUMN, the prediction "
+                              f"column to rank by (this model: {named})")
+    if by not in columns:
+        raise PredictionError(f"--by {by!r} is not a prediction column of "
+                              f"this model; choose one of: {named}")
+    return TopK(top, ascending), list(columns).index(by)
 
 
 class TopK:
@@ -79,3 +114,60 @@ def ranked_rows(rows: Iterable[list[str]], columns: Sequence[str],
     position = list(columns).index(by)
     for fields in rows:
         yield int(fields[0]), float(fields[position]), fields
+
+
+class TopKFile:
+    r"""The output file of a top-K run: the rows of :obj:`rows`, best first,
+    under the header :obj:`record.columns`, rewritten with its record as
+    the run goes so that an interrupted run can be resumed.
+
+    Args:
+        rows (TopK): The collector.
+        output (str): The file, or :obj:`"-"` for standard output (written
+            once, when the run is complete).
+        record (RunRecord): The run's record; its :obj:`rows_done` says
+            how many input rows a saved file covers.
+    """
+    def __init__(self, rows: TopK, output: str, record: RunRecord) -> None:
+        self.rows = rows
+        self.output = output
+        self.record = record
+        self.saved_at = time.monotonic()
+        self.save_seconds = 0.0  # How long the last save took.
+
+    def save_if_due(self) -> None:
+        r""":meth:`save`, unless saving takes more than a small share of
+        the time since the last save."""
+        if time.monotonic() - self.saved_at >= \
+                self.save_seconds / _SAVE_SHARE:
+            self.save()
+
+    def save(self) -> None:
+        r"""Rewrites the top-K file, then the record saying how many rows it
+        covers (a kill between the two only repeats work: rows seen again
+        are not counted twice, see :class:`TopK`)."""
+        if self.output == STDOUT:
+            if self.record.complete:
+                CsvWriter(STDOUT, self.record.columns).write_rows(
+                    self.rows.best())
+            return
+        started = time.monotonic()
+        write_csv(self.output, [self.record.columns] + self.rows.best())
+        write_record(self.output, self.record)
+        self.saved_at = time.monotonic()
+        self.save_seconds = self.saved_at - started
+
+    def load(self) -> int:
+        r"""Loads the rows of an interrupted top-K file; returns the rows
+        of this run it covers."""
+        if not Path(self.output).exists():
+            return self.record.rows_done
+        rows = read_csv_rows(self.output)
+        header = next(rows, None)
+        if header != self.record.columns:
+            raise PredictionError(f"Cannot resume {self.output}: its columns "
+                                  f"are not those of this run; start a new "
+                                  f"output (drop --resume)")
+        self.rows.extend(ranked_rows(rows, header,
+                                     self.record.options['by']))
+        return self.record.rows_done

@@ -1,15 +1,20 @@
-r"""Chunks of molecules predicted in order, in this process or in worker
+r"""Chunks of molecules handled in order, in this process or in worker
 processes, with a bounded number of chunks in flight.
 
-On a CPU with several cores, chunks are predicted end to end by worker
+On a CPU with several cores, chunks are handled end to end by worker
 processes with one thread each: featurization is Python-bound and a 12-layer
 model with 80 channels uses a second thread poorly, so data parallelism uses
 the cores best. The workers are forked from the process holding the model
 (every member of an ensemble), which they share copy-on-write.
+
+This module knows nothing of models or files: it maps a function (the
+predictor's, for one chunk) over chunks, so that the predictor can use it
+while the file pipeline builds on the predictor.
 """
 from __future__ import annotations
 
 import collections
+import contextlib
 import concurrent.futures
 import ctypes
 import ctypes.util
@@ -18,17 +23,20 @@ import os
 import signal
 from dataclasses import dataclass
 from itertools import chain
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional, TypeVar
 
 import torch
 
-from .prediction import Prediction, PredictionError
-from .readers import SMILES
+from .molecules import SMILES
+from .prediction import PredictionError
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .predictor import Predictor
+__all__ = ['Chunk', 'ChunkFunction', 'stream_chunks', 'available_cores',
+           'single_thread']
 
-__all__ = ['Chunk', 'stream_chunks', 'available_cores']
+Result = TypeVar('Result')
+#: What is done to each chunk: :obj:`(molecules, kind) -> result`, the
+#: result picklable (it comes back from a worker process).
+ChunkFunction = Callable[[list[str], str], Result]
 
 # Chunks submitted beyond the ones being predicted, per worker: enough to
 # keep every worker busy while the oldest chunk is written.
@@ -51,42 +59,44 @@ class Chunk:
     context: Any = None
 
 
-def stream_chunks(predictor: 'Predictor', chunks: Iterable[Chunk],
-                  batch_size: int, num_workers: Optional[int] = None
-                  ) -> Iterator[tuple[Chunk, list[Prediction]]]:
-    r"""Predicts :obj:`chunks` and yields each with its predictions, in
-    input order.
+def stream_chunks(function: ChunkFunction, chunks: Iterable[Chunk],
+                  num_workers: Optional[int] = None, on_cpu: bool = True
+                  ) -> Iterator[tuple[Chunk, Result]]:
+    r"""Applies :obj:`function` to the molecules of each chunk and yields
+    each chunk with its result, in input order.
 
     Args:
-        predictor (Predictor): The model.
+        function (callable): :obj:`(molecules, kind) -> result`, e.g. a
+            predictor's :meth:`predict_chunk` with its batch size bound.
+            Worker processes inherit it (fork), so it need not be picklable;
+            its results must be.
         chunks (Iterable[Chunk]): The input, read lazily: at most
             :obj:`3 * num_workers` chunks are held at a time.
-        batch_size (int): Molecules per forward pass.
-        num_workers (int, optional): Worker processes; :obj:`0` predicts in
+        num_workers (int, optional): Worker processes; :obj:`0` works in
             this process; :obj:`None` starts one per available core on CPU
             (where processes can be forked) once there is more than one
             chunk. (default: :obj:`None`)
+        on_cpu (bool, optional): Whether the model runs on CPU; worker
+            processes are for CPU only. (default: :obj:`True`)
     """
     chunks = iter(chunks)
     lookahead = list(_take(chunks, 2))
-    workers = _num_workers(predictor, num_workers, len(lookahead) > 1)
+    workers = _num_workers(num_workers, on_cpu, len(lookahead) > 1)
     chunks = chain(lookahead, chunks)
     if workers == 0:
         for chunk in chunks:
-            yield chunk, predictor.predict_chunk(chunk.molecules, batch_size,
-                                                 chunk.kind)
+            yield chunk, function(chunk.molecules, chunk.kind)
         return
-    yield from _stream_in_workers(predictor, chunks, batch_size, workers)
+    yield from _stream_in_workers(function, chunks, workers)
 
 
-def _stream_in_workers(predictor: 'Predictor', chunks: Iterator[Chunk],
-                       batch_size: int, workers: int
-                       ) -> Iterator[tuple[Chunk, list[Prediction]]]:
+def _stream_in_workers(function: ChunkFunction, chunks: Iterator[Chunk],
+                       workers: int) -> Iterator[tuple[Chunk, Result]]:
     # Load the Numba-compiled code (shortest paths, the model's path walk)
     # once here rather than in every worker: about 0.7 s each.
-    predictor.predict_chunk(['CC'], batch_size)
-    global _WORKER_PREDICTOR
-    _WORKER_PREDICTOR = predictor  # Inherited by the forked workers.
+    function(['CC'], SMILES)
+    global _WORKER_FUNCTION
+    _WORKER_FUNCTION = function  # Inherited by the forked workers.
     pool = concurrent.futures.ProcessPoolExecutor(
         max_workers=workers, mp_context=multiprocessing.get_context('fork'),
         initializer=_init_worker, initargs=(os.getpid(), ))
@@ -94,8 +104,7 @@ def _stream_in_workers(predictor: 'Predictor', chunks: Iterator[Chunk],
     try:
         for chunk in chunks:
             pending.append((chunk, pool.submit(
-                _worker_predict_chunk, chunk.molecules, batch_size,
-                chunk.kind)))
+                _worker_run, chunk.molecules, chunk.kind)))
             if len(pending) > _QUEUED_PER_WORKER * workers:
                 oldest, future = pending.popleft()
                 yield oldest, future.result()
@@ -108,7 +117,7 @@ def _stream_in_workers(predictor: 'Predictor', chunks: Iterator[Chunk],
             f"num_workers=0 (--num-workers 0) to predict in one process and "
             f"see the error") from None
     finally:
-        _WORKER_PREDICTOR = None
+        _WORKER_FUNCTION = None
         # On an early exit (an error, the consumer stopping) only the chunks
         # being predicted are finished.
         pool.shutdown(wait=True, cancel_futures=True)
@@ -122,13 +131,13 @@ def _take(iterator: Iterator, count: int) -> Iterator:
         yield item
 
 
-def _num_workers(predictor: 'Predictor', num_workers: Optional[int],
+def _num_workers(num_workers: Optional[int], on_cpu: bool,
                  several_chunks: bool) -> int:
     if num_workers is not None:
         if not isinstance(num_workers, int) or num_workers < 0:
             raise PredictionError(f"num_workers must be a non-negative "
                                   f"integer, got {num_workers!r}")
-        if num_workers > 0 and predictor.device.type != 'cpu':
+        if num_workers > 0 and not on_cpu:
             raise PredictionError(
                 "Worker processes run the model on CPU; use "
                 "num_workers=0 with a GPU")
@@ -137,8 +146,7 @@ def _num_workers(predictor: 'Predictor', num_workers: Optional[int],
                 "Worker processes need the 'fork' start method (Linux); use "
                 "num_workers=0 here")
         return num_workers
-    if not several_chunks or predictor.device.type != 'cpu' \
-            or not _can_fork():
+    if not several_chunks or not on_cpu or not _can_fork():
         return 0
     cores = available_cores()
     return cores if cores > 1 else 0
@@ -156,9 +164,28 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+@contextlib.contextmanager
+def single_thread() -> Iterator[None]:
+    r"""Runs the block with one intra-op thread. A second thread speeds this
+    small model (80 channels, a few dozen tokens per graph) up by about a
+    tenth on idle cores, and slows it down ten times or more when the cores
+    are shared with other processes (measured: 1,328 molecules/s on one
+    thread, 57 on two, on this project's busy 2-core machine); several cores
+    are used by worker processes instead."""
+    threads = torch.get_num_threads()
+    if threads == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 # In the worker processes #####################################################
 
-_WORKER_PREDICTOR: Optional['Predictor'] = None
+_WORKER_FUNCTION: Optional[ChunkFunction] = None
 # prctl option (linux/prctl.h): the signal a process gets when its parent
 # dies.
 _PR_SET_PDEATHSIG = 1
@@ -188,7 +215,6 @@ def _exit_with(parent: int) -> None:
         os._exit(1)
 
 
-def _worker_predict_chunk(molecules: list[str], batch_size: int,
-                          kind: str) -> list[Prediction]:
-    assert _WORKER_PREDICTOR is not None, 'worker started without a model'
-    return _WORKER_PREDICTOR.predict_chunk(molecules, batch_size, kind)
+def _worker_run(molecules: list[str], kind: str) -> Any:
+    assert _WORKER_FUNCTION is not None, 'worker started without a function'
+    return _WORKER_FUNCTION(molecules, kind)

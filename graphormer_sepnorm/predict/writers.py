@@ -21,8 +21,8 @@ from typing import IO, Iterable, Iterator, Optional, Sequence, Union
 from ..data.text_files import is_gzipped, open_text
 from .prediction import PredictionError
 
-__all__ = ['CsvWriter', 'check_output_path', 'write_csv', 'read_csv_rows',
-           'STDOUT']
+__all__ = ['CsvWriter', 'check_output_path', 'check_writable', 'write_csv',
+           'read_csv_rows', 'STDOUT']
 
 PathLike = Union[str, Path]
 
@@ -47,19 +47,35 @@ def check_output_path(path: PathLike) -> None:
         raise PredictionError(
             f"Output {path}: predictions are written as CSV; name the file "
             f".csv or .csv.gz")
+    check_writable(path, 'output', 'predictions.csv')
+
+
+def check_writable(path: Path, what: str, example: str) -> None:
+    r"""Checks that the file :obj:`path` can be written: not a folder, in a
+    folder that exists or can be created (it is created) and that accepts
+    new files, not read-only.
+
+    Args:
+        path (Path): The file.
+        what (str): What it is, for messages (:obj:`"output"`).
+        example (str): A file name to suggest when :obj:`path` is a folder.
+
+    Raises:
+        PredictionError: Naming the problem.
+    """
     if path.is_dir():
-        raise PredictionError(f"Output {path} is a folder; name a file in "
-                              f"it, e.g. {path / 'predictions.csv'}")
+        raise PredictionError(f"{what.capitalize()} {path} is a folder; name "
+                              f"a file in it, e.g. {path / example}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=path.parent):
             pass
     except OSError as error:
         raise PredictionError(
-            f"Cannot write the output {path} ({error.strerror or error}: "
+            f"Cannot write the {what} {path} ({error.strerror or error}: "
             f"{path.parent}); choose a writable path") from None
     if path.exists() and not os.access(path, os.W_OK):
-        raise PredictionError(f"Cannot write the output {path} (the file "
+        raise PredictionError(f"Cannot write the {what} {path} (the file "
                               f"exists and is read-only); choose another "
                               f"path")
 

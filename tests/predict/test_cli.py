@@ -12,6 +12,7 @@ from safetensors.torch import save_file
 
 from graphormer_sepnorm.bundled import ENV_VAR
 from graphormer_sepnorm.predict import Predictor, cli
+from graphormer_sepnorm.predict import pipeline as pipeline_module
 from graphormer_sepnorm.predict import predictor as predictor_module
 from graphormer_sepnorm.predict.run_record import record_path
 
@@ -134,8 +135,7 @@ def test_interrupted_run_says_how_to_continue(zinc_ckpt, zinc_smiles,
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(predictor_module.Predictor, 'predict_file',
-                        interrupted)
+    monkeypatch.setattr(pipeline_module, 'predict_file', interrupted)
     src = tmp_path / 'lib.smi'
     src.write_text('CCO\n')
     out = tmp_path / 'out.csv'

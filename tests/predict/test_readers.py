@@ -10,7 +10,7 @@ from rdkit import Chem
 
 from graphormer_sepnorm.data.featurize import FeaturizationError
 from graphormer_sepnorm.predict import MoleculeReader, PredictionError
-from graphormer_sepnorm.predict.readers import SDF, sdf_record_to_smiles
+from graphormer_sepnorm.predict.molecules import SDF, sdf_record_to_smiles
 
 from predict_helpers import zinc_smiles  # noqa: F401
 

@@ -30,7 +30,9 @@ def test_chunks_in_flight_are_bounded(zinc, zinc_smiles):
             pulled.append(start)
             yield Chunk(zinc_smiles[start:start + 10], context=start)
 
-    stream = stream_chunks(zinc, chunks(), batch_size=8, num_workers=2)
+    stream = stream_chunks(
+        lambda molecules, kind: zinc.predict_chunk(molecules, 8, kind),
+        chunks(), num_workers=2)
     seen = []
     for chunk, predictions in stream:
         # At most 2 per worker queued beyond the one being returned.
@@ -41,15 +43,18 @@ def test_chunks_in_flight_are_bounded(zinc, zinc_smiles):
     assert seen == list(range(0, 200, 10))
 
 
-def test_workers_only_for_more_than_one_chunk(zinc, monkeypatch):
+def test_workers_only_for_more_than_one_chunk(monkeypatch):
     monkeypatch.setattr(workers_module, 'available_cores', lambda: 4)
     decide = workers_module._num_workers
-    assert decide(zinc, None, several_chunks=False) == 0
-    assert decide(zinc, None, several_chunks=True) == 4
-    assert decide(zinc, 0, several_chunks=True) == 0
-    assert decide(zinc, 3, several_chunks=False) == 3
+    assert decide(None, True, several_chunks=False) == 0
+    assert decide(None, True, several_chunks=True) == 4
+    assert decide(0, True, several_chunks=True) == 0
+    assert decide(3, True, several_chunks=False) == 3
+    assert decide(None, False, several_chunks=True) == 0  # Not on CPU.
     with pytest.raises(PredictionError, match='non-negative'):
-        decide(zinc, -1, several_chunks=True)
+        decide(-1, True, several_chunks=True)
+    with pytest.raises(PredictionError, match='with a GPU'):
+        decide(2, False, several_chunks=True)
 
 
 def test_a_dying_worker_is_a_clear_error(zinc, zinc_smiles, monkeypatch):

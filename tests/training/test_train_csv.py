@@ -323,7 +323,8 @@ def test_predict_from_the_checkpoint_one_named_column_per_target(
     """scripts/predict.py on the run directory writes the training CSV's
     target columns, in its units: the model's output mapped back with the
     mean and standard deviation of the training rows, computed here with
-    pandas from split.csv."""
+    pandas from split.csv. An input column named as a target keeps its
+    values; that target's predictions go to <target>_pred."""
     import subprocess
     import sys
 
@@ -345,9 +346,12 @@ def test_predict_from_the_checkpoint_one_named_column_per_target(
     assert result.returncode == 0, result.stderr
     assert 'y, logp = regression value in the units' in result.stderr
     out = pd.read_csv(tmp_path / 'out.csv', keep_default_na=False)
-    assert list(out.columns) == ['smiles', 'id', 'y', 'logp', 'error']
+    assert list(out.columns) == ['smiles', 'id', 'y', 'y_pred', 'logp',
+                                 'error']
     assert out['id'].tolist() == molecules['id'].tolist()
-    assert out['y'][3] == '' and 'could not be parsed' in out['error'][3]
+    assert out['y'].tolist() == ['measured'] * 12
+    assert out['y_pred'][3] == '' and \
+        'could not be parsed' in out['error'][3]
 
     split = pd.read_csv(run_dir / 'split.csv')
     train = split[split['split'] == 'train'][['y', 'logp']]
@@ -359,5 +363,5 @@ def test_predict_from_the_checkpoint_one_named_column_per_target(
     with torch.no_grad():
         raw = model(batch).double().numpy()
     expected = raw * train.std().to_numpy() + train.mean().to_numpy()
-    predicted = out.loc[keep, ['y', 'logp']].astype(float).to_numpy()
+    predicted = out.loc[keep, ['y_pred', 'logp']].astype(float).to_numpy()
     np.testing.assert_allclose(predicted, expected, rtol=1e-5, atol=1e-6)
