@@ -54,9 +54,9 @@ COMMANDS: dict[str, Command] = {
 
 
 def build_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
-    r"""The parser of the overview: a subcommand name, then its arguments
-    (parsed by the subcommand); :obj:`prog` defaults to the running
-    program's name."""
+    r"""The parser of the first argument: the subcommand, or an option of
+    the overview (:func:`main` gives the rest to the subcommand);
+    :obj:`prog` defaults to the running program's name."""
     width = max(len(name) for name in COMMANDS) + 2
     table = '\n'.join(f'  {name.ljust(width)}{command.summary}'
                       for name, command in COMMANDS.items())
@@ -69,11 +69,8 @@ def build_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--version', action='version',
                         version=f'%(prog)s {__version__}')
-    # Listed in the description's table instead of as arguments.
+    # Listed in the description's table instead of as an argument.
     parser.add_argument('command', metavar='COMMAND', choices=COMMANDS,
-                        help=argparse.SUPPRESS)
-    # Everything after COMMAND, options included, is the subcommand's.
-    parser.add_argument('args', nargs=argparse.REMAINDER,
                         help=argparse.SUPPRESS)
     return parser
 
@@ -96,6 +93,7 @@ def main(argv: Optional[Sequence[str]] = None,
     if not argv:
         parser.error(f"no COMMAND given; choose one of {', '.join(COMMANDS)}"
                      f" (see --help)")
-    args = parser.parse_args(argv)
-    return run_command(args.command, args.args,
-                       f'{parser.prog} {args.command}')
+    # Everything after COMMAND is the subcommand's, verbatim (argparse
+    # would take a '--' or a '-h' of the subcommand as its own).
+    command = parser.parse_args(argv[:1]).command
+    return run_command(command, argv[1:], f'{parser.prog} {command}')

@@ -27,7 +27,8 @@ def build_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
     models = ', '.join(f'{name} ({entry.description})'
                        for name, entry in BUNDLED_MODELS.items())
     parser = argparse.ArgumentParser(
-        prog=prog, description='Predict molecular properties from SMILES with a '
+        prog=prog,
+        description='Predict molecular properties from SMILES with a '
         'Graphormer-SepNorm model, from a few molecules to screening '
         'libraries of any size (streamed, resumable, shardable). Regression '
         'models give the property in the units of their training targets; '
