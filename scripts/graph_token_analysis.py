@@ -5,66 +5,15 @@ split of its own dataset, summarized per dataset and norm over seeds
 (SepNorm against ShareNorm with Welch's test), written to
 graph_token_geometry.json with a plot of the pairwise cosine similarities
 (graph_token_geometry.png). scripts/results_table.py --geometry puts the
-JSON's table and verdicts into the results."""
-import argparse
+JSON's table and verdicts into the results.
+
+A thin wrapper over :mod:`graphormer_sepnorm.analysis.graph_token_cli` (also
+``graphormer-sepnorm graph-token-analysis``); see ``--help``."""
 import sys
 
-from graphormer_sepnorm.analysis.graph_token_report import (
-    PLOT_FILE, REPORT_FILE, find_model_runs, graph_token_report)
-from graphormer_sepnorm.analysis.graph_token_summary import geometry_markdown
-from graphormer_sepnorm.checkpoint import CheckpointError
+from graphormer_sepnorm.analysis.graph_token_cli import build_parser, main
 
-
-def print_row(row: dict) -> None:
-    print(f"{row['run']} ({row['dataset']}, {row['norm']}, seed "
-          f"{row['seed']}): uniformity {row['uniformity']:.4f}, anisotropy "
-          f"{row['anisotropy']:.4f} ({row['num_graphs']} {row['split']} "
-          f"graphs)", flush=True)
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    models = parser.add_mutually_exclusive_group(required=True)
-    models.add_argument('--checkpoint', nargs='+',
-                        help='model.safetensors files or run directories '
-                        '(e.g. a SepNorm and a ShareNorm run)')
-    models.add_argument('--runs',
-                        help='folder of run directories (e.g. '
-                        'benchmarks/results/runs): every Graphormer run '
-                        'below it that kept model.safetensors, except other '
-                        'model families and variants')
-    parser.add_argument('--split', default='test',
-                        choices=['train', 'val', 'test'],
-                        help='split of each run\'s dataset (default: '
-                        '%(default)s)')
-    parser.add_argument('--output-dir', default='.',
-                        help=f'where {REPORT_FILE} and {PLOT_FILE} go '
-                        f'(default: .)')
-    parser.add_argument('--data.root', dest='root',
-                        help='data root (default: the one used in training)')
-    parser.add_argument('--data.raw_source', dest='raw_source',
-                        help='folder to copy raw files from when the root '
-                        'lacks them')
-    parser.add_argument('--batch-size', type=int, default=256)
-    parser.add_argument('--device', default='cpu')
-    args = parser.parse_args(argv)
-    overrides = {k: v for k, v in (('root', args.root),
-                                   ('raw_source', args.raw_source)) if v}
-    try:
-        checkpoints = (find_model_runs(args.runs) if args.runs else
-                       args.checkpoint)
-        report = graph_token_report(checkpoints, args.output_dir,
-                                    args.split, overrides, args.batch_size,
-                                    args.device, base=args.runs,
-                                    on_row=print_row)
-    except (CheckpointError, FileNotFoundError, ValueError) as error:
-        print(f'error: {error}', file=sys.stderr)
-        return 2
-    print()
-    print(geometry_markdown(report))
-    print(f'wrote {REPORT_FILE} and {PLOT_FILE} in {args.output_dir}')
-    return 0
-
+__all__ = ['build_parser', 'main']
 
 if __name__ == '__main__':
     sys.exit(main())

@@ -159,3 +159,11 @@ def zinc_csv_with_bad_rows(zinc_property_frame, tmp_path):
     path = tmp_path / 'molecules.csv'
     frame.to_csv(path, index=False)
     return path, frame
+
+
+@pytest.fixture(scope='session')
+def installed_package(tmp_path_factory):
+    """This checkout as ``pip install`` gives it to a user: a wheel installed
+    into a new environment (see installed_package.py)."""
+    from installed_package import install_wheel
+    return install_wheel(tmp_path_factory.mktemp('installed'))

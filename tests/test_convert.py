@@ -5,8 +5,6 @@ The reference is a test-only dependency: without transformers these tests
 skip (CI installs it with ``pip install -e .[reference]``).
 """
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,7 +31,6 @@ except ImportError:  # pragma: no cover - depends on the environment
         "pip install -e .[reference] to run the equivalence tests",
         allow_module_level=True)
 
-REPO = Path(__file__).resolve().parents[1]
 HIDDEN, HEADS, LAYERS, HOPS = 32, 4, 3, 5
 TOLERANCE = 1e-5
 
@@ -253,11 +250,7 @@ def test_own_preprocessing(molecules):
 
 
 def test_cli(tmp_path, molecules):
-    sys.path.insert(0, str(REPO / 'scripts'))
-    try:
-        import convert_hf
-    finally:
-        sys.path.pop(0)
+    from graphormer_sepnorm.convert import cli as convert_hf
     reference = random_reference(True, 'multi_hop').float()
     reference.save_pretrained(tmp_path / 'hf')
     out = tmp_path / 'model.safetensors'

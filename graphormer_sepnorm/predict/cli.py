@@ -18,14 +18,16 @@ __all__ = ['build_parser', 'main', 'build_merge_parser', 'merge_main']
 _INTERRUPTED = 130
 
 
-def build_parser() -> argparse.ArgumentParser:
-    r"""The parser of :obj:`scripts/predict.py`."""
+def build_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
+    r"""The parser of :obj:`scripts/predict.py`; :obj:`prog` names the
+    program in the usage line (default: the running script's name)."""
     from ..bundled import BUNDLED_MODELS
     from .readers import INPUT_FORMATS
 
     models = ', '.join(f'{name} ({entry.description})'
                        for name, entry in BUNDLED_MODELS.items())
     parser = argparse.ArgumentParser(
+        prog=prog,
         description='Predict molecular properties from SMILES with a '
         'Graphormer-SepNorm model, from a few molecules to screening '
         'libraries of any size (streamed, resumable, shardable). Regression '
@@ -129,9 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Optional[Sequence[str]] = None,
+         prog: Optional[str] = None) -> int:
     r"""Runs :obj:`scripts/predict.py`; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     for flag in ('batch_size', 'chunk_size', 'top'):
         value = getattr(args, flag)
         if value is not None and value < 1:
@@ -282,10 +285,12 @@ def _fail(message: str) -> int:
 # Merge #######################################################################
 
 
-def build_merge_parser() -> argparse.ArgumentParser:
-    r"""The parser of :obj:`scripts/merge_predictions.py`."""
+def build_merge_parser(prog: Optional[str] = None
+                       ) -> argparse.ArgumentParser:
+    r"""The parser of :obj:`scripts/merge_predictions.py`; :obj:`prog` as
+    in :func:`build_parser`."""
     parser = argparse.ArgumentParser(
-        description='Merge the output files of the shards of one '
+        prog=prog, description='Merge the output files of the shards of one '
         'scripts/predict.py --shard K/N run into one file in input order '
         '(byte for byte the unsharded output; for --top runs, the top K of '
         'all shards). Each part needs its .meta.json record beside it.',
@@ -301,9 +306,10 @@ def build_merge_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def merge_main(argv: Optional[Sequence[str]] = None) -> int:
+def merge_main(argv: Optional[Sequence[str]] = None,
+               prog: Optional[str] = None) -> int:
     r"""Runs :obj:`scripts/merge_predictions.py`; returns the exit status."""
-    args = build_merge_parser().parse_args(argv)
+    args = build_merge_parser(prog).parse_args(argv)
     from .merge import merge_predictions
     from .prediction import PredictionError
 

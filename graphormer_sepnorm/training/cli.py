@@ -22,19 +22,21 @@ overrides:
   override still wins). List every key with --list-options.
 
 examples:
-  python scripts/train.py --config configs/zinc_subset_sepnorm.yaml
-  python scripts/train.py --config configs/zinc_subset_sepnorm.yaml \\
+  %(prog)s --config configs/zinc_subset_sepnorm.yaml
+  %(prog)s --config configs/zinc_subset_sepnorm.yaml \\
       data.raw_source=../shared/data/ZINC-proxy train.max_steps=1000
-  python scripts/train.py --config configs/zinc_subset_sepnorm.yaml --resume
-  python scripts/train.py --resume runs/zinc_subset_sep_seed0 train.max_steps=2000
-  torchrun --nproc_per_node 4 scripts/train.py --config configs/molhiv_sepnorm.yaml \\
-      train.strategy=ddp train.devices=4
+  %(prog)s --config configs/zinc_subset_sepnorm.yaml --resume
+  %(prog)s --resume runs/zinc_subset_sep_seed0 train.max_steps=2000
+  torchrun --nproc_per_node 4 -m graphormer_sepnorm train \\
+      --config configs/molhiv_sepnorm.yaml train.strategy=ddp train.devices=4
 """
 
 
-def train_parser() -> argparse.ArgumentParser:
+def train_parser(prog: str = 'train.py') -> argparse.ArgumentParser:
+    r"""The parser of :obj:`scripts/train.py`; :obj:`prog` names the
+    program in the usage line and the examples."""
     parser = argparse.ArgumentParser(
-        prog='train.py',
+        prog=prog,
         description='Train GraphormerSepNorm from a YAML config (Lightning): '
         'writes config.yaml, checkpoints/{last,best}.ckpt, model.safetensors,'
         ' metrics.csv, curves.png and results.json into '
@@ -90,9 +92,11 @@ def resolve_train_args(args: argparse.Namespace) -> tuple[dict, bool]:
     return load_config(args.config, overrides), bool(resume)
 
 
-def train_main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = train_parser()
-    args = parser.parse_args(argv)
+def train_main(argv: Optional[Sequence[str]] = None,
+               prog: str = 'train.py') -> int:
+    r"""Runs :obj:`scripts/train.py`; returns the exit status (2: bad
+    config or data, 3: the loss became non-finite)."""
+    args = train_parser(prog).parse_args(argv)
     if args.list_options:
         print(options_markdown())
         return 0
@@ -124,13 +128,15 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
     return 0
 
 
-def evaluate_parser() -> argparse.ArgumentParser:
+def evaluate_parser(prog: str = 'evaluate.py') -> argparse.ArgumentParser:
+    r"""The parser of :obj:`scripts/evaluate.py`; :obj:`prog` names the
+    program in the usage line and the example."""
     parser = argparse.ArgumentParser(
-        prog='evaluate.py',
+        prog=prog,
         description='Re-evaluate a trained model (model.safetensors or a run '
         'directory) on a split of its dataset and print the metric (ZINC: '
         'MAE, MolHIV: ROC-AUC) as JSON.',
-        epilog='example: python scripts/evaluate.py --checkpoint '
+        epilog='example: %(prog)s --checkpoint '
         'runs/zinc_subset_sep_seed0 --split test --data.root data')
     parser.add_argument('--checkpoint', required=True, type=Path,
                         help='model.safetensors, or a run directory holding '
@@ -159,12 +165,15 @@ def evaluate_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
+def evaluate_main(argv: Optional[Sequence[str]] = None,
+                  prog: str = 'evaluate.py') -> int:
+    r"""Runs :obj:`scripts/evaluate.py`; returns the exit status (2 with a
+    one-line message for a missing checkpoint, data or output folder)."""
     import os
 
     from .evaluate import evaluate_checkpoint, resolve_checkpoint
     from .preflight import check_writable_folder
-    args = evaluate_parser().parse_args(argv)
+    args = evaluate_parser(prog).parse_args(argv)
     overrides = {}
     root = args.data_root or os.environ.get(DATA_ROOT_ENV)
     if root:

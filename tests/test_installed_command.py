@@ -1,0 +1,121 @@
+"""The graphormer-sepnorm command after a non-editable install: the wheel of
+this checkout (installed_package.py) holds every file of the package and the
+console script; the command, run outside the checkout, imports the installed
+package, shows the checkout's help texts, reads a config and predicts with
+the bundled model."""
+import configparser
+import csv
+import io
+import shutil
+import zipfile
+from contextlib import redirect_stdout
+
+import pytest
+
+from graphormer_sepnorm import __version__, cli
+from graphormer_sepnorm.predict import Predictor
+
+from conftest import REPO
+
+PROG = 'graphormer-sepnorm'
+# Real molecules (ethanol, phenol, aspirin, caffeine) and one that is not.
+MOLECULES = [('CCO', 'ethanol'), ('c1ccccc1O', 'phenol'),
+             ('CC(=O)Oc1ccccc1C(=O)O', 'aspirin'),
+             ('Cn1cnc2c1c(=O)n(C)c(=O)n2C', 'caffeine'),
+             ('C1CC', 'broken')]
+
+pytestmark = pytest.mark.slow
+
+
+def checkout_output(argv: list[str], monkeypatch) -> str:
+    """What the checkout's command prints for ``argv`` (help and
+    ``--print-config`` exit or return 0)."""
+    monkeypatch.setenv('COLUMNS', '80')
+    out = io.StringIO()
+    with redirect_stdout(out):
+        try:
+            status = cli.main(argv, prog=PROG)
+        except SystemExit as exit_:
+            status = exit_.code
+    assert status == 0
+    return out.getvalue()
+
+
+def test_wheel_holds_the_package_and_the_command(installed_package):
+    with zipfile.ZipFile(installed_package.wheel) as archive:
+        names = set(archive.namelist())
+        entry_points, = (name for name in names
+                         if name.endswith('.dist-info/entry_points.txt'))
+        parser = configparser.ConfigParser()
+        parser.read_string(archive.read(entry_points).decode())
+    assert dict(parser['console_scripts']) == {
+        PROG: 'graphormer_sepnorm.cli:main'}
+    # Every module and every data file (the bundled models) of the source.
+    package = installed_package.source / 'graphormer_sepnorm'
+    files = {path.relative_to(installed_package.source).as_posix()
+             for path in package.rglob('*') if path.is_file()}
+    assert any(name.endswith('.safetensors') for name in files)
+    assert sorted(files - names) == []
+
+
+def test_command_runs_the_installed_package(installed_package, monkeypatch):
+    result = installed_package.run(
+        'python', '-c', 'import graphormer_sepnorm; '
+        'print(graphormer_sepnorm.__file__)')
+    assert result.stdout.strip() == str(
+        installed_package.site_packages / 'graphormer_sepnorm' / '__init__.py')
+    assert installed_package.run(PROG, '--version').stdout == \
+        f'{PROG} {__version__}\n'
+    assert installed_package.run(PROG, '--help').stdout == \
+        checkout_output(['--help'], monkeypatch)
+    module = installed_package.run('python', '-m', 'graphormer_sepnorm',
+                                   '--help').stdout
+    assert module.startswith('usage: python -m graphormer_sepnorm [-h]')
+    wrong = installed_package.run(PROG, 'trian', check=False)
+    assert wrong.returncode == 2 and "invalid choice: 'trian'" in wrong.stderr
+
+
+@pytest.mark.parametrize('command', cli.COMMANDS)
+def test_command_help(installed_package, command, monkeypatch):
+    """The installed command's help is the checkout's, character for
+    character (which test_command.py compares with the scripts')."""
+    installed = installed_package.run(PROG, command, '--help').stdout
+    assert installed.startswith(f'usage: {PROG} {command} ')
+    assert installed == checkout_output([command, '--help'], monkeypatch)
+
+
+def test_train_reads_a_config(installed_package, monkeypatch):
+    """The configs are not in the package: a user passes one."""
+    shutil.copytree(REPO / 'configs', installed_package.outside / 'configs',
+                    dirs_exist_ok=True)
+    argv = ['train', '--print-config', '--config',
+            'configs/cpu/zinc_subset_sepnorm.yaml', 'seed=7']
+    installed = installed_package.run(PROG, *argv).stdout
+    assert 'seed: 7\n' in installed
+    monkeypatch.chdir(installed_package.outside)
+    assert installed == checkout_output(argv, monkeypatch)
+
+
+def test_predict_with_the_bundled_model(installed_package):
+    """A file of molecules in, the checkout's predictions out."""
+    folder = installed_package.outside
+    (folder / 'molecules.smi').write_text(
+        ''.join(f'{smiles} {name}\n' for smiles, name in MOLECULES))
+    installed_package.run(PROG, 'predict', '--model', 'zinc', '--input',
+                          'molecules.smi', '--output', 'out/all.csv',
+                          '--quiet')
+    assert (folder / 'out' / 'all.csv.meta.json').is_file()
+    rows = list(csv.DictReader(open(folder / 'out' / 'all.csv')))
+    assert [(row['smiles'], row['name']) for row in rows] == MOLECULES
+    expected = Predictor.from_bundled(
+        'zinc', directory=REPO / 'graphormer_sepnorm' / 'bundled').predict(
+        [smiles for smiles, _ in MOLECULES], num_workers=0)
+    for row, prediction in zip(rows, expected):
+        if prediction.ok:
+            assert row['error'] == ''
+            assert float(row['prediction']) == pytest.approx(
+                prediction.value, abs=1e-5), row['name']
+        else:
+            assert row['prediction'] == '' and row['error'] == \
+                prediction.error
+    assert [row['error'] != '' for row in rows] == [False] * 4 + [True]
