@@ -40,7 +40,8 @@ from ..checkpoint import (BACKBONE_TASK, CheckpointError, ModelCard,
                           load_model, resolve_model_file)
 from .config import MODEL_KEYS_FROM_DATA, ConfigError
 
-__all__ = ['HEAD_MODULES', 'FREE_KEYS', 'BUNDLED_PREFIX', 'RECORD_FILE',
+__all__ = ['HEAD_MODULES', 'FREE_KEYS', 'SHRINKABLE_KEYS', 'BUNDLED_PREFIX',
+           'RECORD_FILE',
            'resolve_init_from', 'encoder_state', 'check_compatible',
            'load_encoder', 'initialize_from', 'read_record']
 
@@ -54,6 +55,13 @@ HEAD_MODULES = ('head_transform', 'head_norm', 'head')
 #: parameter) and the attention buckets (same results, another padding).
 FREE_KEYS = ('out_channels', 'dropout', 'attention_dropout',
              'activation_dropout', 'max_nodes', 'attention_buckets')
+
+#: Model arguments a run may set *lower* than its backbone, mapped to the
+#: parameter whose first entries it then takes: each hop of the multi-hop
+#: edge encoding has its own matrix, so a run with
+#: :obj:`multi_hop_max_dist` :math:`k` starts from the backbone's first
+#: :math:`k` (one backbone serves ZINC's recipe, 20 hops, and MolHIV's, 5).
+SHRINKABLE_KEYS = {'multi_hop_max_dist': 'attention_bias.hop_weight'}
 
 #: Prefix of a bundled backbone's name in :obj:`model.init_from`.
 BUNDLED_PREFIX = 'bundled:'
@@ -111,7 +119,8 @@ def check_compatible(backbone_config: dict[str, Any],
             f"{featurizer!r}")
     differ = [key for key in sorted(set(backbone_config) | set(config))
               if key not in FREE_KEYS
-              and backbone_config.get(key) != config.get(key)]
+              and backbone_config.get(key) != config.get(key)
+              and not _shrinks(key, backbone_config, config)]
     from_data = [key for key in differ if key in MODEL_KEYS_FROM_DATA]
     if from_data:
         raise ConfigError(
@@ -127,6 +136,14 @@ def check_compatible(backbone_config: dict[str, Any],
             f"matches the backbone "
             f"({_pairs(backbone_config, differ, 'model.', ': ')}) or another "
             f"backbone")
+
+
+def _shrinks(key: str, backbone_config: dict, config: dict) -> bool:
+    # A run may take the first entries of a SHRINKABLE_KEYS parameter.
+    return (key in SHRINKABLE_KEYS
+            and isinstance(config.get(key), int)
+            and isinstance(backbone_config.get(key), int)
+            and config[key] < backbone_config[key])
 
 
 def _pairs(config: dict, keys: list[str], prefix: str = '',
@@ -147,9 +164,14 @@ def _yaml(value: Any) -> str:
 def load_encoder(model: torch.nn.Module, backbone: torch.nn.Module) -> None:
     r"""Copies every parameter and buffer of :obj:`backbone` into
     :obj:`model` except the prediction head (:data:`HEAD_MODULES`); the
-    encoders must have the same layout (see :func:`check_compatible`)."""
+    encoders must have the same layout (see :func:`check_compatible`), but
+    for the leading entries of the :data:`SHRINKABLE_KEYS` parameters."""
     state = encoder_state(backbone)
     target = encoder_state(model)
+    for key, name in SHRINKABLE_KEYS.items():
+        if name in state and name in target and \
+                _shrinks(key, backbone.config, model.config):
+            state[name] = state[name][:target[name].shape[0]]
     wrong = [name for name in state.keys() | target.keys()
              if name not in state or name not in target
              or state[name].shape != target[name].shape]

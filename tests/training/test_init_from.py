@@ -170,6 +170,21 @@ def test_dropouts_and_layout_settings_may_differ(tmp_path):
     assert model.config['dropout'] == config['model']['dropout'] == 0.0
 
 
+def test_fewer_hops_take_the_backbones_first_hop_matrices(tmp_path):
+    # MolHIV's recipe (5 hops) from a backbone of ZINC's (20): here 5 of 7.
+    path = _backbone(tmp_path / 'backbone.safetensors', multi_hop_max_dist=7)
+    config = _config(path, 'model.multi_hop_max_dist=5')
+    model = _run_model(config)
+    initialize_from(model, config, tmp_path / 'run', resume=False)
+    stored = load_file(str(path))
+    hops = model.state_dict()['attention_bias.hop_weight']
+    assert stored['attention_bias.hop_weight'].shape[0] == 7
+    assert hops.shape[0] == 5
+    assert torch.equal(hops, stored['attention_bias.hop_weight'][:5])
+    assert torch.equal(model.state_dict()['node_encoder.graph_token'],
+                       stored['node_encoder.graph_token'])
+
+
 def _error(config, tmp_path) -> str:
     with pytest.raises(ConfigError) as info:
         initialize_from(_run_model(config), config, tmp_path / 'run',
