@@ -20,23 +20,24 @@ overrides:
   List every key with --list-options (the pretrain.* keys are pretraining's).
 
 examples:
-  python scripts/make_pretraining_corpus.py --data-root data
-  python scripts/pretrain.py --config configs/pretrain/cpu_sepnorm.yaml
-  python scripts/pretrain.py --resume runs/pretrain_cpu_sepnorm
-  torchrun --nproc_per_node 4 scripts/pretrain.py \\
+  %(prog)s --config configs/pretrain/cpu_sepnorm.yaml data.root=data
+  %(prog)s --resume runs/pretrain_cpu_sepnorm
+  torchrun --nproc_per_node 4 -m graphormer_sepnorm pretrain \\
       --config configs/pretrain/sepnorm.yaml train.strategy=ddp train.devices=4
-  srun python scripts/pretrain.py --config configs/pretrain/sepnorm.yaml \\
-      train.strategy=ddp train.devices=4 train.num_nodes=2   # in sbatch
+  srun python -m graphormer_sepnorm pretrain \\
+      --config configs/pretrain/sepnorm.yaml train.strategy=ddp \\
+      train.devices=4 train.num_nodes=2       # inside an sbatch allocation
 
-Fine-tune from the backbone it writes with model.init_from (see README).
+The corpus comes first: python scripts/make_pretraining_corpus.py
+--data-root data. Fine-tune from the backbone.safetensors a run writes with
+model.init_from=<file> in any training config.
 """
 
 
-def pretrain_parser() -> argparse.ArgumentParser:
+def pretrain_parser(prog: str = 'pretrain.py') -> argparse.ArgumentParser:
     r"""The parser of ``scripts/pretrain.py``: that of ``scripts/train.py``
-    with its own description and examples."""
-    parser = train_parser()
-    parser.prog = 'pretrain.py'
+    with its own description and examples; :obj:`prog` names the program."""
+    parser = train_parser(prog)
     parser.description = (
         'Pretrain GraphormerSepNorm without labels on a SMILES corpus '
         '(masked atoms + RDKit descriptors from the graph token; Lightning): '
@@ -47,10 +48,11 @@ def pretrain_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def pretrain_main(argv: Optional[Sequence[str]] = None) -> int:
+def pretrain_main(argv: Optional[Sequence[str]] = None,
+                  prog: str = 'pretrain.py') -> int:
     r"""Runs ``scripts/pretrain.py`` with :obj:`argv`; returns the exit
     status (2: bad config or data, 3: the loss diverged)."""
-    args = pretrain_parser().parse_args(argv)
+    args = pretrain_parser(prog).parse_args(argv)
     if args.list_options:
         print(options_markdown())
         return 0
