@@ -31,25 +31,7 @@ from graphormer_sepnorm.training.config import load_config
 from graphormer_sepnorm.training.evaluate import predict_split
 from graphormer_sepnorm.training.lit_module import GraphormerLitModule
 from graphormer_sepnorm.training.metrics import compute_metrics, monitor_metric
-
-
-def recalibrate_batch_norm(model: torch.nn.Module, dataset,
-                           batch_size: int) -> int:
-    r"""Re-estimates every BatchNorm's running statistics of :obj:`model`
-    on :obj:`dataset` with the weights frozen (each batch weighs the same);
-    returns how many BatchNorm layers there are."""
-    from torch.optim.swa_utils import update_bn
-    from torch_geometric.loader import DataLoader
-    norms = [m for m in model.modules()
-             if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
-    if norms:
-        # Training mode, as the statistics were gathered in training
-        # (dropout on): seeded, so that the result is reproducible, on a
-        # forked generator, so that the caller's random state is kept.
-        with torch.random.fork_rng():
-            torch.manual_seed(0)
-            update_bn(DataLoader(dataset, batch_size=batch_size), model)
-    return len(norms)
+from graphormer_sepnorm.training.precise_bn import recalibrate_batch_norm
 
 
 def _load_checkpoint(path: Path, module: GraphormerLitModule) -> dict:
@@ -90,8 +72,11 @@ def compare(config: dict, checkpoints: Sequence[Path],
                                    target_std=module.target_std)[metric]
 
         saved = score()
-        norms = recalibrate_batch_norm(model, splits['train'],
-                                       config['data']['batch_size'])
+        # One pass over the training split, seeded.
+        from torch_geometric.loader import DataLoader
+        norms = recalibrate_batch_norm(
+            model, DataLoader(splits['train'],
+                              batch_size=config['data']['batch_size']))
         rows.append({'checkpoint': Path(path).name,
                      'epoch': int(state['epoch']),
                      'step': int(state['global_step']),

@@ -98,6 +98,12 @@ class GraphDataModule(_Base):
             write_run_records(self.splits, self.run_dir)
 
     @property
+    def train_dataset(self):
+        r"""The training split (after :meth:`setup`)."""
+        assert self.splits is not None, "call setup() first"
+        return self.splits['train']
+
+    @property
     def info(self):
         return data_info(self.cfg)
 

@@ -79,6 +79,12 @@ class CorpusDataModule(LightningDataModule):
                 f"{len(self.train_set)} molecules, fewer than one batch "
                 f"(data.batch_size={self.data['batch_size']})")
 
+    @property
+    def train_dataset(self) -> SmilesCorpus:
+        r"""The training molecules (after :meth:`setup`)."""
+        assert self.train_set is not None, "call setup() first"
+        return self.train_set
+
     def _loader(self, dataset: SmilesCorpus, train: bool) -> GraphBatchLoader:
         rank, world_size = _distributed()
         batch_size = self.data['batch_size']

@@ -124,6 +124,12 @@ def build_trainer(config: dict, run_dir: Path,
     # last after best: last.ckpt then holds best's updated state.
     callbacks = [best, last, LearningRateMonitor(logging_interval='step'),
                  *extra_callbacks]
+    if t['precise_bn_batches']:
+        from .precise_bn import PreciseBatchNorm
+        # First: the statistics are re-estimated before anything validates.
+        callbacks.insert(0, PreciseBatchNorm(t['precise_bn_batches'],
+                                             config['data']['batch_size'],
+                                             config['seed']))
     accelerator = _resolved_accelerator(config)
     kwargs: dict[str, Any] = {}
     if accelerator == 'cpu':

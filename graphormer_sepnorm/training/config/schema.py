@@ -258,6 +258,11 @@ def _build_options() -> list[Option]:
           '(and write backbone.safetensors) every N optimizer steps.'),
         o('pretrain.scaler_molecules', 'int', 10000, 'pretraining: training '
           'molecules whose descriptors fix the standardization.'),
+        o('train.precise_bn_batches', 'int', None, 'Before each validation, '
+          "re-estimate the BatchNorm statistics (SepNorm's graph token) on "
+          'this many training batches with the weights frozen '
+          '(training/precise_bn.py); null: validate with the running '
+          'statistics.', nullable=True),
         o('train.monitor', 'str', None, 'Validation metric that selects the '
           'best model (averaged over targets); null: follows the task, '
           'rocauc (binary), mae (one regression target) or std_mae (several: '

@@ -139,6 +139,7 @@ def _check_ranges(config: dict) -> None:
                 'optim.lr', 'optim.eps', 'train.num_nodes',
                 'train.check_val_every_n_epoch', 'train.log_every_n_steps',
                 'train.checkpoint_every_n_steps', 'optim.total_steps',
+                'train.precise_bn_batches',
                 'model.num_layers', 'model.hidden_channels',
                 'model.ffn_channels', 'model.num_heads', 'model.max_nodes',
                 'optim.power'):
