@@ -81,6 +81,16 @@ def test_resume_continues_exactly(corpus, straight_run, tmp_path):
     assert _backbone_diff(straight_run, tmp_path / 'b') == 0
 
 
+def test_worker_processes_featurize_the_same_batches(corpus, straight_run,
+                                                    tmp_path):
+    result = run_script(PRETRAIN, *pretrain_args(
+        corpus, tmp_path, 'workers', 'data.num_workers=2'))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert _comparable(metrics_rows(straight_run)) == _comparable(
+        metrics_rows(tmp_path / 'workers'))
+    assert _backbone_diff(straight_run, tmp_path / 'workers') == 0
+
+
 def test_two_process_ddp_matches_one_process(corpus, tmp_path):
     """gloo, two processes of 8 molecules against one of 16: each molecule
     is masked the same wherever it is, the losses are normalized by global
