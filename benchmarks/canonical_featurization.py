@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from graphormer_sepnorm.data.featurize import FEATURIZERS, get_featurizer
-from graphormer_sepnorm.training.trainer import hardware_name
+from graphormer_sepnorm.training.hardware import hardware_name
 
 SHARED = Path(__file__).resolve().parents[2] / 'shared' / 'data'
 

@@ -40,7 +40,7 @@ from graphormer_sepnorm.data.featurize import (FeaturizationError,
                                                get_featurizer)
 from graphormer_sepnorm.predict import Predictor
 from graphormer_sepnorm.training.metrics import compute_metric
-from graphormer_sepnorm.training.trainer import hardware_name
+from graphormer_sepnorm.training.hardware import hardware_name
 from graphormer_sepnorm.transforms import AddShortestPaths
 
 SHARED = Path(__file__).resolve().parents[2] / 'shared' / 'data'

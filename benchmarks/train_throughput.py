@@ -168,7 +168,7 @@ def measure(dataset: str, device: str, args) -> dict:
 
 
 def _device_name(device: str) -> str:
-    from graphormer_sepnorm.training.trainer import hardware_name
+    from graphormer_sepnorm.training.hardware import hardware_name
     return hardware_name('cuda' if device.startswith('cuda') else 'cpu')
 
 

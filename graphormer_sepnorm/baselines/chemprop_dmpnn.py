@@ -51,7 +51,8 @@ from ..training.checkpointing import LastCheckpoint
 from ..training.metrics import compute_metric
 from ..training.plots import plot_curves
 from ..training.preflight import check_run_dir, check_writable_folder
-from ..training.trainer import _json_safe, hardware_name
+from ..training.hardware import hardware_name
+from ..training.run_results import json_safe
 from .clock import CpuBudgetClock
 from .history import EpochHistory
 from .molecule_splits import SPLITS, MoleculeSplit, load_molecule_splits
@@ -384,5 +385,5 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
         },
     }
     with open(run_dir / 'results.json', 'w') as f:
-        json.dump(_json_safe(results), f, indent=2)
+        json.dump(json_safe(results), f, indent=2)
     return results

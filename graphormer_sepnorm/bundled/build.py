@@ -322,10 +322,10 @@ def _evaluate(path: Path, run: _Run, overrides: Mapping[str, str],
 
 def _save_member(path: Path, model: torch.nn.Module, card: ModelCard,
                  extra: dict[str, Any]) -> None:
-    from ..training.trainer import _json_safe
+    from ..training.run_results import json_safe
 
     # NaN (a metric undefined on a split) becomes null: strict JSON.
-    save_model(path, model, replace(card, extra=_json_safe(extra)),
+    save_model(path, model, replace(card, extra=json_safe(extra)),
                dtype=torch.float16)
 
 

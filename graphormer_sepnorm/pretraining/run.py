@@ -20,8 +20,9 @@ from lightning.pytorch.callbacks import Callback
 from ..training.config import PRETRAINING_DATA, ConfigError
 from ..training.preflight import (check_resumable, check_run_dir,
                                   check_writable_folder)
-from ..training.trainer import (_json_safe, build_trainer, fit, hardware_name,
-                                start_run)
+from ..training.hardware import hardware_name
+from ..training.run_results import json_safe
+from ..training.trainer import build_trainer, fit, start_run
 from .backbone import backbone_summary, save_backbone
 from .datamodule import CorpusDataModule, corpus_dir
 from .lit_module import PRETRAINING_COLUMNS, PretrainingLitModule
@@ -121,5 +122,5 @@ def pretrain(config: dict, resume: bool = False) -> Optional[dict]:
         'backbone': 'backbone.safetensors',
     }
     with open(run_dir / 'results.json', 'w') as f:
-        json.dump(_json_safe(results), f, indent=2)
+        json.dump(json_safe(results), f, indent=2)
     return results

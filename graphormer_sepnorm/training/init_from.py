@@ -23,7 +23,7 @@ results); a mismatch is one :class:`~.config.ConfigError` line naming both
 values. Initialization happens once, at the start of a fresh run: a resumed
 run continues from its own checkpoint. The run records where it started in
 :obj:`init_from.json` (:data:`RECORD_FILE`), which
-:func:`~graphormer_sepnorm.training.trainer.finalize_run` copies into
+:func:`~graphormer_sepnorm.training.run_results.finalize_run` copies into
 :obj:`results.json` and the model card (:obj:`extra["init_from"]`).
 """
 from __future__ import annotations
