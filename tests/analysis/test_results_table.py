@@ -12,6 +12,7 @@ from graphormer_sepnorm.analysis.comparisons import p_text, welch
 from graphormer_sepnorm.analysis.results import (README_BEGIN, README_END,
                                                  comparison_table, mean_std,
                                                  readme_markers,
+                                                 results_summary,
                                                  results_table, verdicts)
 from graphormer_sepnorm.analysis.runs import (group_runs, load_runs,
                                               minutes_to_reach)
@@ -289,6 +290,18 @@ def test_each_readme_block_goes_where_it_is(runs, tmp_path):
     assert result.returncode == 2
     assert f'none of {top} has the generated results-table block' \
         in result.stderr and README_BEGIN in result.stderr
+
+
+def test_committed_readme_summary_is_the_committed_runs():
+    """README.md's results table is what the committed runs give (its
+    numbers are generated, not typed)."""
+    begin, end = readme_markers('results-summary')
+    readme = (REPO / 'README.md').read_text()
+    committed = readme.split(begin + '\n', 1)[1].split(end, 1)[0]
+    runs = group_runs(load_runs(REPO / 'benchmarks' / 'results' / 'runs'))
+    assert committed == results_summary(runs), (
+        'README.md\'s results table is stale; run python '
+        'scripts/results_table.py --readme')
 
 
 def test_missing_runs_folder_is_a_clear_error(tmp_path):
