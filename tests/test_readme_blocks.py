@@ -4,6 +4,7 @@ in a copy of the repository's files (what a fresh clone holds) with
 (``<!-- template: why -->``). ``<!-- test: append "ARGS" to SCRIPT -->``
 appends ARGS to each command of the block that runs SCRIPT (a few training
 steps instead of a whole training); nothing else is changed."""
+import fnmatch
 import os
 import re
 import shutil
@@ -83,6 +84,17 @@ def git_status() -> str:
                           cwd=REPO, capture_output=True, text=True).stdout
 
 
+def gitignored(parts: tuple) -> bool:
+    """Whether .gitignore's simple patterns (``name/``, ``/name/``,
+    ``*.glob``; a leading slash anchors to the root) exclude a path."""
+    for line in (REPO / '.gitignore').read_text().split() + ['/.git/']:
+        pattern = line.strip('/')
+        candidates = parts[:1] if line.startswith('/') else parts
+        if any(fnmatch.fnmatch(part, pattern) for part in candidates):
+            return True
+    return False
+
+
 def fresh_copy(target: Path) -> Path:
     """The files a clone of this checkout holds (tracked, and new files not
     ignored), copied to :obj:`target` (the package linked, see
@@ -90,12 +102,14 @@ def fresh_copy(target: Path) -> Path:
     listed = subprocess.run(
         ['git', 'ls-files', '-z', '--cached', '--others',
          '--exclude-standard'], cwd=REPO, capture_output=True)
-    if listed.returncode != 0:
-        pytest.skip('not a git checkout: cannot tell which files a clone '
-                    'holds')
+    if listed.returncode == 0:
+        names = filter(None, listed.stdout.decode().split('\0'))
+    else:  # not a git checkout: every file that .gitignore lets through
+        names = [str(p.relative_to(REPO)) for p in REPO.rglob('*')
+                 if not gitignored(p.relative_to(REPO).parts)]
     target.mkdir(parents=True)
     (target / LINKED).symlink_to(REPO / LINKED)
-    for name in filter(None, listed.stdout.decode().split('\0')):
+    for name in names:
         source = REPO / name
         if source.is_file() and not name.startswith(LINKED + '/'):
             (target / name).parent.mkdir(parents=True, exist_ok=True)
