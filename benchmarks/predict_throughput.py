@@ -129,6 +129,18 @@ def memory_gb() -> str:
     return f'{total / 1024 ** 2:.0f} GiB' if total else 'unknown'
 
 
+def portable(argument: str) -> str:
+    r"""An absolute path (alone or after ``--option=``) written relative to
+    the repository, so that a report names no folder of the machine that
+    wrote it (``../shared/data/...`` for the shared data beside the
+    checkout); other arguments as they are."""
+    option, sep, value = argument.rpartition('=')
+    if not value.startswith('/'):
+        return argument
+    relative = Path(os.path.relpath(value, REPO)).as_posix()
+    return f'{option}{sep}{relative}'
+
+
 def commit() -> str:
     try:
         return subprocess.run(['git', 'rev-parse', '--short', 'HEAD'],
@@ -509,9 +521,11 @@ def report(args, sections: set, results: dict, model_name: str,
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    # As given, so that the report says how to measure it again.
-    args.command = shlex.join(['python', 'benchmarks/predict_throughput.py',
-                               *(sys.argv[1:] if argv is None else argv)])
+    # As given (absolute paths relative to the repository), so that the
+    # report says how to measure it again.
+    args.command = shlex.join(
+        ['python', 'benchmarks/predict_throughput.py',
+         *map(portable, sys.argv[1:] if argv is None else argv)])
     sections = set(args.sections.split(','))
     unknown = sections - set(SECTIONS)
     if unknown:
@@ -541,7 +555,9 @@ def main(argv=None) -> int:
                           '(speed does not depend on them)')
         else:
             checkpoint = args.checkpoint
-            model_name = f'`{checkpoint}`'
+            # The file may be replaced later: the commit says which it was.
+            model_name = (f'`{portable(str(checkpoint))}` (the file at the '
+                          f'commit above)')
         predictor = Predictor.from_checkpoint(checkpoint)
         if 'stages' in sections:
             results['stages'] = stages(

@@ -13,11 +13,11 @@ A molecule's spread is its largest minus its smallest prediction over its
 spellings. The script also re-measures each model card's validation metric
 from the validation molecules' SMILES, as written and canonical, beside the
 card's own (measured on the dataset's graphs). Writes a JSON and a markdown
-table; ``--readme`` puts one line per model in the README's
-``smiles-invariance`` block.
+table; ``--readme`` puts one line per model in the ``smiles-invariance``
+block of ``benchmarks/README.md`` (or of the README named).
 
     python benchmarks/smiles_invariance.py \
-        --output-dir benchmarks/results/smiles_invariance --readme README.md
+        --output-dir benchmarks/results/smiles_invariance --readme
 """
 from __future__ import annotations
 
@@ -45,6 +45,8 @@ from graphormer_sepnorm.transforms import AddShortestPaths
 
 SHARED = Path(__file__).resolve().parents[2] / 'shared' / 'data'
 BLOCK = 'smiles-invariance'
+#: The README holding the block (--readme without a file).
+README = Path('benchmarks/README.md')
 METRIC_NAMES = {'mae': 'MAE', 'rocauc': 'ROC-AUC'}
 #: Raw files of each bundled model's dataset under ../shared/data.
 RAW_SOURCES = {'zinc_subset': 'ZINC-proxy', 'molhiv': 'ogbg_molhiv'}
@@ -287,9 +289,11 @@ def main(argv=None) -> int:
                         '(default: %(default)s)')
     parser.add_argument('--output-dir', type=Path, required=True,
                         help='where to write smiles_invariance.json and .md')
-    parser.add_argument('--readme', type=Path, default=None,
-                        help="also write the README's smiles-invariance "
-                        'block (from the JSON written)')
+    parser.add_argument('--readme', type=Path, nargs='?', default=None,
+                        const=README,
+                        help='also write the smiles-invariance block of this '
+                        'README, from the JSON written (without a file: '
+                        '%(const)s)')
     parser.add_argument('--readme-only', action='store_true',
                         help='measure nothing: write the README block from '
                         'the smiles_invariance.json already in --output-dir')

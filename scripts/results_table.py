@@ -1,14 +1,17 @@
 #!/usr/bin/env python
-"""Regenerate the results (README block, RESULTS.md and figures) from the
+"""Regenerate the results (RESULTS.md, figures and README blocks) from the
 committed run directories: per dataset and model the test metric at the best
 validation epoch (mean ± std over seeds), SepNorm against ShareNorm and
 against chemprop (95% CI, Welch's t-test), seed ensembles (uncertainty
 against error), time to accuracy in CPU minutes, validation-curve,
 time-to-accuracy and test-prediction plots (parity, ROC), and the table of
 tuning trials; with --geometry, the graph-token geometry of
-scripts/graph_token_analysis.py (SepNorm against ShareNorm); with --readme,
-also the table of bundled models (when the README has its block), from the
-model cards of the installed member files."""
+scripts/graph_token_analysis.py (SepNorm against ShareNorm). With --readme,
+also the generated blocks of the READMEs, wherever each is: the full
+results (results-table, in benchmarks/README.md), the results table alone
+(results-summary, in README.md) and the table of bundled models
+(bundled-models, in scripts/README.md, from the model cards of the
+installed member files)."""
 import argparse
 import json
 import os
@@ -19,15 +22,52 @@ from graphormer_sepnorm.analysis.graph_token_summary import geometry_markdown
 from graphormer_sepnorm.analysis.result_plots import (plot_test_predictions,
                                                       plot_time_to_accuracy,
                                                       plot_validation_curves)
-from graphormer_sepnorm.analysis.results import (results_markdown,
+from graphormer_sepnorm.analysis.results import (readme_markers,
+                                                 results_markdown,
+                                                 results_summary,
                                                  update_readme)
 from graphormer_sepnorm.analysis.runs import group_runs, load_runs
 from graphormer_sepnorm.analysis.tuning import trials_table
 from graphormer_sepnorm.bundled.summary import bundled_models_markdown
 
 
+#: The READMEs that hold this script's blocks (--readme without files).
+READMES = ('README.md', 'benchmarks/README.md', 'scripts/README.md')
+
+
 def relative_link(path: Path, folder: Path) -> str:
     return Path(os.path.relpath(path, folder)).as_posix()
+
+
+def full_results(groups, figures: list, geometry, folder: Path) -> str:
+    r"""The full results, with links relative to :obj:`folder` (where the
+    markdown file holding them is)."""
+    text = results_markdown(groups, [relative_link(f, folder)
+                                     for f in figures])
+    if geometry is not None:
+        plot, summary = geometry
+        text += '\n' + geometry_markdown(summary, relative_link(plot, folder))
+    return text
+
+
+def update_readmes(readmes: list, groups, figures: list, geometry) -> None:
+    r"""Replaces this script's blocks in every README of :obj:`readmes`
+    that holds them; the full results must be in one of them."""
+    found = False
+    for readme in readmes:
+        folder = Path(readme).parent
+        found |= update_readme(
+            readme, full_results(groups, figures, geometry, folder),
+            missing_ok=True)
+        update_readme(readme, results_summary(groups), 'results-summary',
+                      missing_ok=True)
+        update_readme(readme, bundled_models_markdown(), 'bundled-models',
+                      missing_ok=True)
+    if not found:
+        begin, end = readme_markers('results-table')
+        raise ValueError(f"none of {', '.join(map(str, readmes))} has the "
+                         f"generated results-table block; add the lines "
+                         f"{begin!r} and {end!r} where it belongs")
 
 
 def main(argv=None) -> int:
@@ -40,10 +80,16 @@ def main(argv=None) -> int:
                         help='markdown file to write; default: %(default)s')
     parser.add_argument('--figures', default='benchmarks/results/figures',
                         help='folder for the plots; default: %(default)s')
-    parser.add_argument('--readme', default=None,
-                        help='also replace the generated blocks of this '
-                        'README (e.g. README.md): the results and the bundled '
-                        'models (read from the installed model cards)')
+    parser.add_argument('--readme', nargs='*', default=None,
+                        metavar='README',
+                        help='also replace the generated blocks in these '
+                        'READMEs, wherever each is (without files: '
+                        f'{" ".join(READMES)}): the full results '
+                        '(results-table, required in one of them), the '
+                        'results table alone (results-summary) and the '
+                        'bundled models (bundled-models, read from the '
+                        'installed model cards); figure links are relative '
+                        'to each README')
     parser.add_argument('--tuning', default=None,
                         help='folder of tuning trials (e.g. '
                         'benchmarks/results/tuning): writes TRIALS.md there')
@@ -73,30 +119,24 @@ def main(argv=None) -> int:
     figures = (plot_validation_curves(groups, args.figures)
                + plot_time_to_accuracy(groups, args.figures)
                + plot_test_predictions(groups, args.figures))
-    # Links relative to the README (repository root) and to RESULTS.md.
-    block = results_markdown(groups, [f.as_posix() for f in figures])
-    text = results_markdown(groups, [relative_link(f, output.parent)
-                                     for f in figures])
     if geometry is not None:
-        plot = Path(args.geometry).parent / geometry['plot']
-        block += '\n' + geometry_markdown(geometry, plot.as_posix())
-        text += '\n' + geometry_markdown(
-            geometry, relative_link(plot, output.parent))
+        geometry = (Path(args.geometry).parent / geometry['plot'], geometry)
+    text = full_results(groups, figures, geometry, output.parent)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text)
-    if args.readme:
+    readmes = None if args.readme is None else (args.readme or
+                                                list(READMES))
+    if readmes:
         try:
-            update_readme(args.readme, block)
-            update_readme(args.readme, bundled_models_markdown(),
-                          'bundled-models', missing_ok=True)
-        except ValueError as error:
+            update_readmes(readmes, groups, figures, geometry)
+        except (ValueError, FileNotFoundError) as error:
             print(f'error: {error}', file=sys.stderr)
             return 2
     if trial_runs is not None:
         (Path(args.tuning) / 'TRIALS.md').write_text(trials_table(trial_runs))
-    print(block)
+    print(text)
     print(f'wrote {output} and {len(figures)} figures in {args.figures}'
-          + (f', updated {args.readme}' if args.readme else ''))
+          + (f', updated {", ".join(readmes)}' if readmes else ''))
     return 0
 
 

@@ -1,6 +1,7 @@
-r"""The README's table of bundled models, generated from the model cards of
-the installed members, so that every number it shows (scores, steps, CPU
-time, file sizes) is read from the files that ship and never typed."""
+r"""The table of bundled models in ``scripts/README.md``, generated from
+the model cards of the installed members, so that every number it shows
+(scores, steps, CPU time, file sizes) is read from the files that ship and
+never typed."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -60,10 +60,11 @@ class GraphormerSepNorm(Module):
     does).
 
     Differences from the reference implementation (Microsoft's Graphormer and
-    its port in Hugging Face :obj:`transformers`) are listed in the README:
-    the pre-LN final norm is applied (the reference builds it but never calls
-    it), vocabularies are sized from the data, degrees and distances above the
-    maxima share the last embedding, and paths through node 0 are kept.
+    its port in Hugging Face :obj:`transformers`) are listed in
+    ``configs/README.md``: the pre-LN final norm is applied (the reference
+    builds it but never calls it), vocabularies are sized from the data,
+    degrees and distances above the maxima share the last embedding, and
+    paths through node 0 are kept.
 
     Args:
         atom_vocab_sizes (Sequence[int]): Number of values of each column of

@@ -31,9 +31,9 @@ class CanonicalNodeOrder(BaseTransform):
     the first tied class and refining again. It is canonical whenever every
     tied class is a set of symmetric nodes, which holds for the molecules
     we measured (every graph of ZINC-subset's validation and test splits
-    under random renumberings; see the README); for graphs that colour
-    refinement cannot tell apart, such as some regular graphs, it may not
-    be. The nodes are renumbered with :meth:`Data.subgraph` (every node-
+    under random renumberings; see ``benchmarks/README.md``); for graphs
+    that colour refinement cannot tell apart, such as some regular graphs,
+    it may not be. The nodes are renumbered with :meth:`Data.subgraph` (every node-
     and edge-level attribute follows) and the edges sorted by
     :meth:`Data.sort`.
 

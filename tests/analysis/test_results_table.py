@@ -1,5 +1,5 @@
 """Results aggregation: hand-computed means, standard deviations, Welch's
-test and times to accuracy; the script's files and README block."""
+test and times to accuracy; the script's files and README blocks."""
 import json
 import math
 import subprocess
@@ -11,6 +11,8 @@ import pytest
 from graphormer_sepnorm.analysis.comparisons import p_text, welch
 from graphormer_sepnorm.analysis.results import (README_BEGIN, README_END,
                                                  comparison_table, mean_std,
+                                                 readme_markers,
+                                                 results_summary,
                                                  results_table, verdicts)
 from graphormer_sepnorm.analysis.runs import (group_runs, load_runs,
                                               minutes_to_reach)
@@ -257,6 +259,51 @@ def test_script_writes_results_figures_and_readme(runs, tmp_path):
     assert '](../figs/val_curves_zinc_subset.png)' in output.read_text()
 
 
+def test_each_readme_block_goes_where_it_is(runs, tmp_path):
+    """The full results go to the README holding their block, with figure
+    links relative to that README; the table alone to the one holding the
+    summary block; a README list without the full results' block is an
+    error that names the markers."""
+    summary_begin, summary_end = readme_markers('results-summary')
+    top = tmp_path / 'README.md'
+    top.write_text(f'# x\n{summary_begin}\nOLD\n{summary_end}\nafter\n')
+    full = tmp_path / 'benchmarks' / 'README.md'
+    full.parent.mkdir()
+    full.write_text(f'{README_BEGIN}\nOLD\n{README_END}\n')
+    command = [sys.executable, str(REPO / 'scripts/results_table.py'),
+               '--runs', str(runs), '--output', str(tmp_path / 'RESULTS.md'),
+               '--figures', str(tmp_path / 'figs'), '--readme']
+    result = subprocess.run(command + [str(top), str(full)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    text = top.read_text()
+    assert text.endswith(f'{summary_end}\nafter\n') and 'OLD' not in text
+    table = text.split(summary_begin + '\n', 1)[1].split(summary_end, 1)[0]
+    assert table.startswith(results_table(group_runs(load_runs(runs))))
+    assert table.endswith('Hardware: AMD EPYC (2 cores).\n')
+    assert '**Comparisons**' not in table and '![' not in table
+    text = full.read_text()
+    assert 'OLD' not in text and '**Comparisons**' in text
+    assert '](../figs/val_curves_zinc_subset.png)' in text
+    result = subprocess.run(command + [str(top)], capture_output=True,
+                            text=True)
+    assert result.returncode == 2
+    assert f'none of {top} has the generated results-table block' \
+        in result.stderr and README_BEGIN in result.stderr
+
+
+def test_committed_readme_summary_is_the_committed_runs():
+    """README.md's results table is what the committed runs give (its
+    numbers are generated, not typed)."""
+    begin, end = readme_markers('results-summary')
+    readme = (REPO / 'README.md').read_text()
+    committed = readme.split(begin + '\n', 1)[1].split(end, 1)[0]
+    runs = group_runs(load_runs(REPO / 'benchmarks' / 'results' / 'runs'))
+    assert committed == results_summary(runs), (
+        'README.md\'s results table is stale; run python '
+        'scripts/results_table.py --readme')
+
+
 def test_missing_runs_folder_is_a_clear_error(tmp_path):
     result = subprocess.run(
         [sys.executable, str(REPO / 'scripts/results_table.py'), '--runs',
@@ -280,8 +327,8 @@ def test_tuning_table_alone_before_any_final_run(tmp_path):
 
 def test_geometry_table_sentences_and_plot_link(runs, tmp_path):
     """--geometry appends the graph-token geometry of
-    graph_token_analysis.py; its plot is linked from the README (as given)
-    and from RESULTS.md (relative to it)."""
+    graph_token_analysis.py; its plot is linked from the README and from
+    RESULTS.md, each relative to itself."""
     from graphormer_sepnorm.analysis.graph_token_summary import \
         summarize_geometry
     rows = [{'dataset': 'zinc_subset', 'norm': norm, 'seed': seed,
@@ -312,8 +359,8 @@ def test_geometry_table_sentences_and_plot_link(runs, tmp_path):
                 "(uniformity -2.900 vs -1.200") in text
         assert text.index('**Time to accuracy**') < text.index(
             '**Graph-token geometry**')
-    assert (f'![graph_token_geometry]({geometry.parent}/'
-            f'graph_token_geometry.png)') in readme.read_text()
+    assert ('![graph_token_geometry](graph_token/graph_token_geometry.png)'
+            in readme.read_text())
     assert ('![graph_token_geometry](../graph_token/'
             'graph_token_geometry.png)') in output.read_text()
     result = subprocess.run(

@@ -1,24 +1,39 @@
 """benchmarks/predict_throughput.py at tiny sizes: the report says how it was
-run (the command as given, the hardware) and the peak memory of each run; a
+run (the command as given, absolute paths written relative to the
+repository; the hardware) and the peak memory of each run; a
 --chemprop-python that cannot import chemprop stops before any
 measurement."""
 import os
 import re
 import shlex
+from pathlib import Path
 
 from benchmark_helpers import script_main
 from conftest import shared_path
 
 
+REPO = Path(__file__).resolve().parents[2]
+
+
 def test_memory_report_records_command_and_hardware(tmp_path):
     out = tmp_path / 'report.md'
+    checkpoint = REPO / 'graphormer_sepnorm' / 'bundled' / 'zinc_seed3.safetensors'
+    smiles_dir = shared_path('zinc250k')
     argv = ['--sections', 'memory', '--memory-rows', '40', '80',
-            '--smiles-dir', str(shared_path('zinc250k')), '--output',
-            str(out)]
+            '--smiles-dir', str(smiles_dir), f'--checkpoint={checkpoint}',
+            '--output', str(out)]
     assert script_main('predict_throughput')(argv) == 0
     text = out.read_text()
+    # Paths as the repository sees them, not where this machine keeps them.
+    written = ['--sections', 'memory', '--memory-rows', '40', '80',
+               '--smiles-dir', os.path.relpath(smiles_dir, REPO),
+               '--checkpoint=graphormer_sepnorm/bundled/zinc_seed3.safetensors',
+               '--output', os.path.relpath(out, REPO)]
     assert (f'- Command: `python benchmarks/predict_throughput.py '
-            f'{shlex.join(argv)}`') in text
+            f'{shlex.join(written)}`') in text
+    assert ('- Model: `graphormer_sepnorm/bundled/zinc_seed3.safetensors` '
+            '(the file at the commit above)') in text
+    assert not re.search(r'[ =`(]/[A-Za-z]', text)  # no absolute path anywhere
     memory = os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE')
     assert f'{os.cpu_count()} CPU cores' in text
     assert f'{memory / 2 ** 30:.0f} GiB of memory' in text

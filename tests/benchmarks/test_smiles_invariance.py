@@ -2,12 +2,17 @@
 recount from its own numbers, on a few real molecules; the README block it
 writes from the JSON."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from benchmark_helpers import script_module
 from conftest import shared_path
+from graphormer_sepnorm.analysis.results import readme_markers
+
+REPO = Path(__file__).resolve().parents[2]
+RESULTS = REPO / 'benchmarks' / 'results' / 'smiles_invariance'
 
 
 def test_spread_summary_by_hand():
@@ -47,3 +52,22 @@ def test_measures_and_writes_the_readme_block(tmp_path):
     text = readme.read_text()
     assert 'old' not in text and '- `zinc`: spread over 3 spellings of 30' \
         in text and text.endswith('-->\nb\n')
+
+
+def test_committed_block_is_the_committed_json(tmp_path, monkeypatch):
+    """benchmarks/README.md holds the lines of the committed JSON, and
+    --readme without a file writes there (from the repository root)."""
+    module = script_module('smiles_invariance')
+    begin, end = readme_markers('smiles-invariance',
+                                'benchmarks/smiles_invariance.py')
+    results = json.loads((RESULTS / 'smiles_invariance.json').read_text())
+    readme = (REPO / 'benchmarks' / 'README.md').read_text()
+    committed = readme.split(begin + '\n', 1)[1].split(end, 1)[0]
+    assert committed == module.readme_lines(results)
+    copy = tmp_path / 'benchmarks' / 'README.md'
+    copy.parent.mkdir()
+    copy.write_text(f'x\n{begin}\nold\n{end}\ny\n')
+    monkeypatch.chdir(tmp_path)
+    assert module.main(['--output-dir', str(RESULTS), '--readme',
+                        '--readme-only']) == 0
+    assert copy.read_text() == f'x\n{begin}\n{committed}{end}\ny\n'

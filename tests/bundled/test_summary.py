@@ -1,6 +1,6 @@
-"""The README's bundled-models table: generated from the model cards of the
-member files, and the committed README holds exactly what the installed
-members' cards say."""
+"""The bundled-models table of scripts/README.md: generated from the model
+cards of the member files, and the committed README holds exactly what the
+installed members' cards say."""
 import subprocess
 import sys
 from pathlib import Path
@@ -52,10 +52,10 @@ def test_a_test_split_not_measured_says_why(tmp_path):
 
 def test_results_table_refreshes_the_readme_block(tmp_path):
     """scripts/results_table.py --readme rewrites the block from the
-    installed cards; the committed README already holds that text (so its
-    numbers are the cards', not typed)."""
+    installed cards; the committed scripts/README.md already holds that text
+    (so its numbers are the cards', not typed)."""
     begin, end = readme_markers('bundled-models')
-    readme = (REPO / 'README.md').read_text()
+    readme = (REPO / 'scripts' / 'README.md').read_text()
     committed = readme.split(begin, 1)[1].split(end, 1)[0]
     assert committed == '\n' + bundled_models_markdown()
     copy = tmp_path / 'README.md'

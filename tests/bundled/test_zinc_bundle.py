@@ -50,5 +50,5 @@ def test_smiles_reproduce_the_dataset_mae_of_the_card(zinc_root):
         mae = sum(abs(p.value - y) for p, y in
                   zip(predictions, targets)) / len(rows)
         # Three molecules' graphs place a fused ring's double bonds
-        # differently when featurized from SMILES (see the README).
+        # differently when featurized from SMILES (see scripts/README.md).
         assert mae == pytest.approx(graphs['value'], abs=0.005), member.name

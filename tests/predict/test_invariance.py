@@ -85,7 +85,7 @@ def test_as_written_the_bundled_zinc_model_depended_on_the_spelling(
 @pytest.fixture(scope='module')
 def csv_trained_model(zinc_property_frame, tmp_path_factory) -> Predictor:
     """A small model trained on a CSV (ZINC featurizer: Kekulé bonds), with
-    multi-hop edges: the path the CSV training of the README takes."""
+    multi-hop edges: the path the CSV training of configs/README.md takes."""
     tmp_path = tmp_path_factory.mktemp('csv_invariance')
     frame = zinc_property_frame.copy()
     # Training molecules written at random: the model must learn from one

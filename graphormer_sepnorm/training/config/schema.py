@@ -1,6 +1,6 @@
 r"""The option schema: every configuration key (:data:`OPTIONS`) with its
 type, default and meaning, the model keys filled from the data, and the
-markdown table of the README (:func:`options_markdown`)."""
+markdown table of ``configs/README.md`` (:func:`options_markdown`)."""
 from __future__ import annotations
 
 import inspect
@@ -37,7 +37,7 @@ class Option:
             (a list of strings; one string is a list of one) or
             :obj:`"devices"` (an int, a list of ints, or :obj:`"auto"`).
         default: The value when the key is left out.
-        doc (str): What the key means (one line, for the README table).
+        doc (str): What the key means (one line, for the key table).
         choices (tuple, optional): The allowed values.
         nullable (bool, optional): Whether :obj:`null` is allowed.
     """
