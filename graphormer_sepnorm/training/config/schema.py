@@ -296,8 +296,9 @@ def _build_options() -> list[Option]:
         '`.safetensors` file, a run directory, or `bundled:<name>`; relative '
         'paths from the working directory) with a fresh prediction head; the '
         'other model keys must match it except the dropouts, max_nodes and '
-        'attention_buckets; ignored by --resume. null: random '
-        'initialization.', nullable=True))
+        'attention_buckets, and a smaller multi_hop_max_dist (its first hop '
+        'matrices); ignored by --resume. null: random initialization.',
+        nullable=True))
     return options
 
 
