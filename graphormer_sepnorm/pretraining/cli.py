@@ -4,14 +4,9 @@ pretraining configuration."""
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Optional, Sequence
 
-import yaml
-
-from ..training.cli import resolve_train_args, train_parser
-from ..training.config import ConfigError, options_markdown
+from ..training.cli import run_main, train_parser
 
 PRETRAIN_EPILOG = """\
 overrides:
@@ -48,35 +43,15 @@ def pretrain_parser(prog: str = 'pretrain.py') -> argparse.ArgumentParser:
     return parser
 
 
+def _pretrain(config: dict, resume: bool) -> Optional[dict]:
+    from .run import pretrain
+    return pretrain(config, resume=resume)
+
+
 def pretrain_main(argv: Optional[Sequence[str]] = None,
                   prog: str = 'pretrain.py') -> int:
     r"""Runs ``scripts/pretrain.py`` with :obj:`argv`; returns the exit
     status (2: bad config or data, 3: the loss diverged)."""
-    args = pretrain_parser(prog).parse_args(argv)
-    if args.list_options:
-        print(options_markdown())
-        return 0
-    try:
-        config, resume = resolve_train_args(args)
-        if args.print_config:
-            print(yaml.safe_dump(config, sort_keys=False), end='')
-            return 0
-    except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    from ..data.errors import DataError
-    from ..training.run_module import NonFiniteLossError
-    from .run import pretrain
-    try:
-        results = pretrain(config, resume=resume)
-    except NonFiniteLossError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 3
-    except (ConfigError, DataError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    if results is not None:
-        print(json.dumps({k: results[k] for k in (
-            'norm', 'seed', 'steps', 'graphs_seen', 'cpu_time_s',
-            'throughput_graphs_per_s', 'run_dir', 'backbone')}, indent=2))
-    return 0
+    return run_main(pretrain_parser(prog).parse_args(argv), _pretrain, (
+        'norm', 'seed', 'steps', 'graphs_seen', 'cpu_time_s',
+        'throughput_graphs_per_s', 'run_dir', 'backbone'))

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import yaml
 
@@ -92,11 +92,14 @@ def resolve_train_args(args: argparse.Namespace) -> tuple[dict, bool]:
     return load_config(args.config, overrides), bool(resume)
 
 
-def train_main(argv: Optional[Sequence[str]] = None,
-               prog: str = 'train.py') -> int:
-    r"""Runs :obj:`scripts/train.py`; returns the exit status (2: bad
-    config or data, 3: the loss became non-finite)."""
-    args = train_parser(prog).parse_args(argv)
+def run_main(args: argparse.Namespace,
+             run: Callable[[dict, bool], Optional[dict]],
+             summary_keys: Sequence[str]) -> int:
+    r"""The body of ``train.py`` and ``pretrain.py`` once their arguments
+    are parsed: ``--list-options``, the config (an error exits with 2),
+    ``--print-config``, then :obj:`run(config, resume)`, whose errors are
+    exit statuses too (2: config or data, 3: the loss became non-finite),
+    and the :obj:`summary_keys` of its results printed as JSON."""
     if args.list_options:
         print(options_markdown())
         return 0
@@ -110,10 +113,9 @@ def train_main(argv: Optional[Sequence[str]] = None,
         return 2
     from ..data.datasets import RawFilesMismatchError
     from ..data.errors import DataError
-    from .lit_module import NonFiniteLossError
-    from .trainer import train
-    try:  # train() checks paths and checkpoints before any work
-        results = train(config, resume=resume)
+    from .run_module import NonFiniteLossError
+    try:  # the runs check paths and checkpoints before any work
+        results = run(config, resume)
     except NonFiniteLossError as error:
         print(f"error: {error}", file=sys.stderr)
         return 3
@@ -121,11 +123,23 @@ def train_main(argv: Optional[Sequence[str]] = None,
         print(f"error: {error}", file=sys.stderr)
         return 2
     if results is not None:
-        print(json.dumps({k: results[k] for k in (
-            'dataset', 'norm', 'seed', 'steps', 'metric', 'best_val_metric',
-            'best_epoch', 'test_metric_at_best_val', 'wall_time_s',
-            'throughput_graphs_per_s', 'run_dir')}, indent=2))
+        print(json.dumps({k: results[k] for k in summary_keys}, indent=2))
     return 0
+
+
+def _train(config: dict, resume: bool) -> Optional[dict]:
+    from .trainer import train
+    return train(config, resume=resume)
+
+
+def train_main(argv: Optional[Sequence[str]] = None,
+               prog: str = 'train.py') -> int:
+    r"""Runs :obj:`scripts/train.py`; returns the exit status (2: bad
+    config or data, 3: the loss became non-finite)."""
+    return run_main(train_parser(prog).parse_args(argv), _train, (
+        'dataset', 'norm', 'seed', 'steps', 'metric', 'best_val_metric',
+        'best_epoch', 'test_metric_at_best_val', 'wall_time_s',
+        'throughput_graphs_per_s', 'run_dir'))
 
 
 def evaluate_parser(prog: str = 'evaluate.py') -> argparse.ArgumentParser:
