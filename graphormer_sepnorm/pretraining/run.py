@@ -21,6 +21,7 @@ from ..training.config import PRETRAINING_DATA, ConfigError
 from ..training.preflight import (check_resumable, check_run_dir,
                                   check_writable_folder)
 from ..training.hardware import hardware_name
+from ..training.init_from import BACKBONE_FILE
 from ..training.run_results import json_safe
 from ..training.trainer import build_trainer, fit, start_run
 from .backbone import backbone_summary, save_backbone
@@ -48,7 +49,7 @@ class RunArtefacts(Callback):
 def write_artefacts(run_dir: Path, module: PretrainingLitModule,
                     corpus_folder: Path) -> None:
     r"""Writes ``backbone.safetensors`` and ``curves.png`` of the run."""
-    save_backbone(run_dir / 'backbone.safetensors', module, corpus_folder)
+    save_backbone(run_dir / BACKBONE_FILE, module, corpus_folder)
     if module.history:
         config = module.config
         plot_pretraining_curves(
@@ -119,7 +120,7 @@ def pretrain(config: dict, resume: bool = False) -> Optional[dict]:
             str(trainer.strategy.root_device.type)),
             'world_size': trainer.world_size,
             'precision': str(trainer.precision)},
-        'backbone': 'backbone.safetensors',
+        'backbone': BACKBONE_FILE,
     }
     with open(run_dir / 'results.json', 'w') as f:
         json.dump(json_safe(results), f, indent=2)

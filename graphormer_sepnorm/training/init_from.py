@@ -41,7 +41,7 @@ from ..checkpoint import (BACKBONE_TASK, CheckpointError, ModelCard,
 from .config import MODEL_KEYS_FROM_DATA, ConfigError
 
 __all__ = ['HEAD_MODULES', 'FREE_KEYS', 'SHRINKABLE_KEYS', 'BUNDLED_PREFIX',
-           'RECORD_FILE',
+           'RECORD_FILE', 'BACKBONE_FILE',
            'resolve_init_from', 'encoder_state', 'check_compatible',
            'load_encoder', 'initialize_from', 'read_record']
 
@@ -66,6 +66,10 @@ SHRINKABLE_KEYS = {'multi_hop_max_dist': 'attention_bias.hop_weight'}
 #: Prefix of a bundled backbone's name in :obj:`model.init_from`.
 BUNDLED_PREFIX = 'bundled:'
 
+#: The file a pretraining run directory holds its backbone in
+#: (``scripts/pretrain.py``).
+BACKBONE_FILE = 'backbone.safetensors'
+
 #: The file in the run directory that records the initialization.
 RECORD_FILE = 'init_from.json'
 
@@ -74,8 +78,9 @@ KEY = 'model.init_from'
 
 def resolve_init_from(value: str) -> Path:
     r"""The checkpoint file that a :obj:`model.init_from` value names: a
-    :obj:`.safetensors` file, a run directory (its
-    :obj:`model.safetensors`), or :obj:`bundled:<name>`.
+    :obj:`.safetensors` file, a training run directory (its
+    :obj:`model.safetensors`), a pretraining run directory (its
+    :obj:`backbone.safetensors`), or :obj:`bundled:<name>`.
 
     Raises:
         ConfigError: If there is no such file, run directory or bundled
@@ -90,6 +95,10 @@ def resolve_init_from(value: str) -> Path:
                 f"{value!r} does not exist (relative paths are relative to "
                 f"the working directory, {Path.cwd()}); pass a backbone "
                 f".safetensors file, a run directory or bundled:<name>")
+        backbone = Path(value) / BACKBONE_FILE
+        if Path(value).is_dir() and backbone.is_file() and \
+                not (Path(value) / 'model.safetensors').is_file():
+            return backbone  # a pretraining run directory
         return resolve_model_file(value)
     except CheckpointError as error:
         raise ConfigError(f"{KEY}: {error}") from None

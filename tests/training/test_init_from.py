@@ -158,6 +158,16 @@ def test_a_trained_model_or_run_directory_relative_to_the_cwd(
                        stored['layers.0.ffn_norm.graph_norm.running_mean'])
 
 
+def test_a_pretraining_run_directory(tmp_path):
+    # scripts/pretrain.py writes backbone.safetensors, not model.safetensors.
+    path = _backbone(tmp_path / 'pretrain_run' / 'backbone.safetensors')
+    config = _config(tmp_path / 'pretrain_run')
+    record = initialize_from(_run_model(config), config, tmp_path / 'run',
+                             resume=False)
+    assert record['file'] == 'backbone.safetensors'
+    assert record['sha256'] == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def test_dropouts_and_layout_settings_may_differ(tmp_path):
     path = _backbone(tmp_path / 'backbone.safetensors', dropout=0.2,
                      attention_dropout=0.0, activation_dropout=0.3,
