@@ -111,7 +111,7 @@ def main(argv=None) -> int:
         + '\n')
     print(text)
     if args.readme is not None:
-        update_readme(args.readme, text, BLOCK, generator=GENERATOR)
+        update_readme(args.readme, text + '\n', BLOCK, generator=GENERATOR)
     return 0
 
 

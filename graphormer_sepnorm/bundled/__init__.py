@@ -80,7 +80,12 @@ BUNDLED_MODELS: dict[str, BundledModel] = {
 #: The pretrained backbones shipped in this folder: name -> file name (a
 #: checkpoint with task ``'pretraining'``), for ``model.init_from:
 #: bundled:<name>``.
-BUNDLED_BACKBONES: dict[str, str] = {}
+BUNDLED_BACKBONES: dict[str, str] = {
+    # SepNorm, Graphormer-slim (12 x 80, OGB features), pretrained without
+    # labels on MOSES (configs/pretrain/cpu_sepnorm.yaml); its card holds
+    # the corpus counts, the objectives and the budget.
+    'pretrained-sepnorm': 'pretrained_sepnorm.safetensors',
+}
 
 
 class BundledModelNotInstalled(CheckpointError):
