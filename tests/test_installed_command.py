@@ -119,3 +119,40 @@ def test_predict_with_the_bundled_model(installed_package):
             assert row['prediction'] == '' and row['error'] == \
                 prediction.error
     assert [row['error'] != '' for row in rows] == [False] * 4 + [True]
+
+
+def test_fine_tune_from_the_bundled_backbone(installed_package):
+    """The CSV path, outside the checkout, from the backbone in the wheel:
+    two steps on real molecules labelled with RDKit's TPSA."""
+    from rdkit import Chem
+    from rdkit.Chem import rdMolDescriptors
+
+    from conftest import shared_path
+    folder = installed_package.outside / 'finetune'
+    folder.mkdir()
+    lines = shared_path('zinc250k', 'jtvae_test.txt').read_text().split()
+    rows = [(s, rdMolDescriptors.CalcTPSA(Chem.MolFromSmiles(s)))
+            for s in lines[:60]]
+    (folder / 'molecules.csv').write_text(
+        'smiles,tpsa\n' + ''.join(f'{s},{v}\n' for s, v in rows))
+    (folder / 'finetune.yaml').write_text(
+        'data: {name: csv, path: molecules.csv, target_columns: [tpsa], '
+        'task: regression, split: random, batch_size: 16, root: data}\n'
+        'model: {init_from: "bundled:pretrained-sepnorm", num_layers: 12, '
+        'hidden_channels: 80, ffn_channels: 80, num_heads: 8, '
+        'multi_hop_max_dist: 5}\n'
+        'train: {max_steps: 2, max_epochs: null, progress_bar: false}\n'
+        'optim: {warmup_steps: 1}\n'
+        'output_dir: runs\nrun_name: tuned\n')
+    installed_package.run(PROG, 'train', '--config',
+                          str(folder / 'finetune.yaml'),
+                          f'data.path={folder / "molecules.csv"}',
+                          f'data.root={folder / "data"}',
+                          f'output_dir={folder / "runs"}')
+    import json
+    results = json.loads((folder / 'runs' / 'tuned' /
+                          'results.json').read_text())
+    record = results['init_from']
+    assert record['source'] == 'bundled:pretrained-sepnorm'
+    assert record['task'] == 'pretraining'
+    assert record['pretraining']['pretraining']['steps'] > 0
