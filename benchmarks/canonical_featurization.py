@@ -20,6 +20,7 @@ from pathlib import Path
 import torch
 
 from graphormer_sepnorm.data.featurize import FEATURIZERS, get_featurizer
+from graphormer_sepnorm.predict.workers import single_thread
 from graphormer_sepnorm.training.hardware import hardware_name
 
 SHARED = Path(__file__).resolve().parents[2] / 'shared' / 'data'
@@ -84,9 +85,10 @@ def main(argv=None) -> int:
         return 2
     molecules = [line.split()[0] for line in lines if line.strip()]
     molecules = molecules[:args.count]
-    torch.set_num_threads(1)
-    results = {name: measure(name, molecules, args.repeats)
-               for name in sorted(FEATURIZERS)}
+    # One thread, restored after (tests call main in their own process).
+    with single_thread():
+        results = {name: measure(name, molecules, args.repeats)
+                   for name in sorted(FEATURIZERS)}
     table = markdown(results, len(molecules), args.repeats)
     print(table)
     if args.output is not None:

@@ -39,6 +39,7 @@ from graphormer_sepnorm.checkpoint import load_model, read_card
 from graphormer_sepnorm.data.featurize import (FeaturizationError,
                                                get_featurizer)
 from graphormer_sepnorm.predict import Predictor
+from graphormer_sepnorm.predict.workers import single_thread
 from graphormer_sepnorm.training.metrics import compute_metric
 from graphormer_sepnorm.training.hardware import hardware_name
 from graphormer_sepnorm.transforms import AddShortestPaths
@@ -315,13 +316,14 @@ def main(argv=None) -> int:
         return 2
     molecules = [line.split()[0] for line in lines if line.strip()]
     molecules = molecules[:args.count]
-    torch.set_num_threads(1)
-    results = {
-        'hardware': f"{hardware_name('cpu')}, torch {torch.__version__}, "
-                    f"1 thread",
-        'models': {name: measure(name, molecules, args.spellings,
-                                 args.data_root)
-                   for name in args.models}}
+    # One thread, restored after (tests call main in their own process).
+    with single_thread():
+        results = {
+            'hardware': f"{hardware_name('cpu')}, torch {torch.__version__}, "
+                        f"1 thread",
+            'models': {name: measure(name, molecules, args.spellings,
+                                     args.data_root)
+                       for name in args.models}}
     args.output_dir.mkdir(parents=True, exist_ok=True)
     (args.output_dir / 'smiles_invariance.json').write_text(
         json.dumps(results, indent=2) + '\n')
