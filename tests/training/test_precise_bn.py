@@ -8,7 +8,9 @@ from torch_geometric.data import Data
 from torch_geometric.loader import DataLoader
 from torch_geometric.nn import global_mean_pool
 
-from graphormer_sepnorm.training.precise_bn import recalibrate_batch_norm
+from graphormer_sepnorm.models import GraphormerSepNorm
+from graphormer_sepnorm.training.precise_bn import (batch_norms,
+                                                    recalibrate_batch_norm)
 from training_helpers import (TRAIN, metrics_rows, run_script, without_time,
                               zinc_args)
 
@@ -53,6 +55,22 @@ def test_statistics_are_the_equal_weight_mean_of_the_batches():
 def _state(run_dir) -> dict:
     return torch.load(run_dir / 'checkpoints' / 'last.ckpt',
                       weights_only=True)['state_dict']
+
+
+def test_only_sepnorm_has_statistics_to_re_estimate():
+    # ShareNorm normalizes every token with LayerNorm: the option is a
+    # no-op there, so the BatchNorm measurement needs SepNorm runs only.
+    sizes = dict(num_layers=2, hidden_channels=8, ffn_channels=8,
+                 num_heads=2)
+    sep = GraphormerSepNorm(norm='sep', **sizes)
+    assert batch_norms(sep) and all(
+        name.endswith('graph_norm') for name, module in sep.named_modules()
+        if module in batch_norms(sep))
+    share = GraphormerSepNorm(norm='share', **sizes)
+    before = {k: v.clone() for k, v in share.state_dict().items()}
+    assert recalibrate_batch_norm(share, iter(())) == 0
+    assert all(torch.equal(before[k], v)
+               for k, v in share.state_dict().items())
 
 
 def test_precise_statistics_change_validation_not_training(zinc_root,
