@@ -14,6 +14,8 @@ Examples (one thread per run; two runs side by side on two cores)::
         --source ../shared/data/ogbg_molhiv --seed 1 --max-epochs 30
     python benchmarks/chemprop_baseline.py --dataset molhiv \
         --source ../shared/data/ogbg_molhiv --seed 1 --max-epochs 30 --resume
+    python benchmarks/chemprop_baseline.py --dataset molhiv \
+        --source ../shared/data/ogbg_molhiv --train-molecules 2000 --seed 0
 """
 from __future__ import annotations
 
@@ -42,6 +44,11 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         '(reads smiles/{train,val,test}.csv) or '
                         '../shared/data/ogbg_molhiv (OGB layout, scaffold '
                         'split).')
+    parser.add_argument('--train-molecules', type=int, default=None,
+                        help='Train on this many training molecules only, '
+                        'drawn as whole scaffold groups (seed 0, as '
+                        'scripts/make_split_csv.py --train-molecules); '
+                        'validation and test stay whole (default: all).')
     parser.add_argument('--output-dir', default='runs',
                         help='Folder of the run directories (default: runs);'
                         ' the run goes to <output-dir>/<dataset>_chemprop_'
@@ -84,6 +91,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             seed=args.seed, max_epochs=args.max_epochs,
             max_cpu_minutes=args.max_minutes, batch_size=args.batch_size,
             threads=args.threads, resume=args.resume,
+            train_molecules=args.train_molecules,
             progress_bar=not args.no_progress_bar)
     except (ConfigError, FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)

@@ -4,9 +4,12 @@ target, split and id, the same molecules chemprop trains on, so that
 scripts/train.py can train on them from SMILES (data.name=csv,
 data.split=column, data.split_column=split), with any featurizer.
 
-Example:
+Examples:
     python scripts/make_split_csv.py --dataset zinc_subset \\
         --source ../shared/data/ZINC-proxy --output data/zinc_subset_smiles.csv
+    python scripts/make_split_csv.py --dataset molhiv \\
+        --source ../shared/data/ogbg_molhiv --train-molecules 2000 \\
+        --output data/molhiv_train2000.csv
 """
 import argparse
 import sys
@@ -25,9 +28,16 @@ def main(argv=None) -> int:
                         '(reads smiles/{train,val,test}.csv) or '
                         '../shared/data/ogbg_molhiv (OGB layout)')
     parser.add_argument('--output', required=True, help='CSV file to write')
+    parser.add_argument('--train-molecules', type=int, default=None,
+                        help='keep only this many training molecules, drawn '
+                        'as whole Bemis-Murcko scaffold groups (seed 0; the '
+                        'same subsample as benchmarks/chemprop_baseline.py '
+                        '--train-molecules); validation and test stay whole '
+                        '(default: all)')
     args = parser.parse_args(argv)
     try:
-        path = write_splits_csv(args.dataset, args.source, args.output)
+        path = write_splits_csv(args.dataset, args.source, args.output,
+                                args.train_molecules)
     except (FileNotFoundError, ValueError, OSError) as error:
         print(f'error: {error}', file=sys.stderr)
         return 2

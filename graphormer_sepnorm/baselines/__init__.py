@@ -3,7 +3,9 @@ CPU budget. The chemprop D-MPNN needs the optional extra
 (``pip install ".[baselines]"``); it is imported only when used."""
 from .molecule_splits import (BASELINE_DATASETS, SPLITS, MoleculeSplit,
                               load_molecule_splits, rdkit_rejects,
+                              subsample_benchmark, subsample_train,
                               write_splits_csv)
 
 __all__ = ['BASELINE_DATASETS', 'SPLITS', 'MoleculeSplit',
-           'load_molecule_splits', 'rdkit_rejects', 'write_splits_csv']
+           'load_molecule_splits', 'rdkit_rejects', 'subsample_benchmark',
+           'subsample_train', 'write_splits_csv']

@@ -55,7 +55,8 @@ from ..training.hardware import hardware_name
 from ..training.run_results import json_safe
 from .clock import CpuBudgetClock
 from .history import EpochHistory
-from .molecule_splits import SPLITS, MoleculeSplit, load_molecule_splits
+from .molecule_splits import (SPLITS, MoleculeSplit, load_molecule_splits,
+                              subsample_benchmark)
 
 __all__ = ['MODEL_FAMILY', 'CHEMPROP_DEFAULTS', 'train_chemprop',
            'run_name', 'checkpoint_callbacks']
@@ -95,7 +96,8 @@ _TASKS = {
 
 
 def run_name(dataset: str, seed: int) -> str:
-    r"""The run directory name, :obj:`<dataset>_chemprop_seed<seed>`."""
+    r"""The run directory name, :obj:`<dataset>_chemprop_seed<seed>`
+    (:obj:`dataset` may be a subsample's benchmark name)."""
     return f'{dataset}_chemprop_seed{seed}'
 
 
@@ -221,7 +223,8 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
                    'runs', seed: int = 0, max_epochs: int = 50,
                    max_cpu_minutes: Optional[float] = None,
                    batch_size: int = 64, threads: int = 1,
-                   resume: bool = False, progress_bar: bool = True) -> dict:
+                   resume: bool = False, progress_bar: bool = True,
+                   train_molecules: Optional[int] = None) -> dict:
     r"""Trains chemprop's default D-MPNN on one dataset and seed, selects
     the epoch on the validation metric, predicts the test split once, and
     writes the run directory ``<output_dir>/<dataset>_chemprop_seed<seed>``:
@@ -257,6 +260,12 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
             (default: :obj:`False`)
         progress_bar (bool, optional): Show Lightning's progress bar.
             (default: :obj:`True`)
+        train_molecules (int, optional): Train on this many training
+            molecules only, the scaffold subsample of
+            :func:`~graphormer_sepnorm.baselines.load_molecule_splits`; the
+            run is then named and listed under
+            :func:`~graphormer_sepnorm.baselines.subsample_benchmark`.
+            (default: :obj:`None`, all)
 
     Returns:
         dict: The content of ``results.json``.
@@ -280,11 +289,15 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
     clock = CpuBudgetClock(max_cpu_minutes)  # rejects a budget <= 0
     title, metric, higher_is_better, logged_key = _TASKS[dataset]
     check_writable_folder('--output-dir', output_dir)
+    benchmark = dataset if train_molecules is None else \
+        subsample_benchmark(dataset, train_molecules)
+    if train_molecules is not None:
+        title = f'{title}, {train_molecules:,} training molecules'
     run_dir = check_run_dir({'output_dir': str(output_dir),
-                             'run_name': run_name(dataset, seed)}, resume)
+                             'run_name': run_name(benchmark, seed)}, resume)
     with _process_settings(threads):
         lightning.seed_everything(seed, workers=True, verbose=False)
-        splits = load_molecule_splits(dataset, source)
+        splits = load_molecule_splits(dataset, source, train_molecules)
         featurize_start = time.process_time()
         featurizer, datasets = _datasets(splits)
         featurize_cpu_s = time.process_time() - featurize_start
@@ -304,6 +317,7 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
                 'model_family': MODEL_FAMILY,
                 'dataset': dataset,
                 'source': _neutral_path(source),
+                'train_molecules': train_molecules,
                 'seed': seed,
                 'max_epochs': max_epochs,
                 'max_cpu_minutes': max_cpu_minutes,
@@ -348,6 +362,8 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
                 title=f'chemprop D-MPNN on {title}, seed={seed}')
     results = {
         'dataset': dataset,
+        'benchmark': benchmark,
+        'train_molecules': len(splits['train']),
         'dataset_title': title,
         'model_family': MODEL_FAMILY,
         'chemprop_version': chemprop.__version__,

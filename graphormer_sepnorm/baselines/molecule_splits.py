@@ -8,6 +8,12 @@ read SMILES (chemprop) instead of our PyG graphs.
   the scaffold split ``<source>/split/scaffold/{train,valid,test}.csv.gz``;
   molecule ``i`` is graph ``i`` of :obj:`ogbg-molhiv`.
 
+Small-data variants keep the validation and test splits and draw the
+training molecules as whole Bemis-Murcko scaffold groups
+(:func:`~graphormer_sepnorm.data.splits.scaffold_subsample`, seed 0), so
+that every model family trains on the same subsample; they are listed under
+their own benchmark name, :func:`subsample_benchmark`.
+
 SMILES that RDKit rejects are dropped and listed, so that one bad molecule
 does not stop a run: recent RDKit versions reject 7 MolHIV SMILES (Al, B and
 Ge complexes; 3 in train, 2 in val, 2 in test), which OGB featurized with an
@@ -19,14 +25,16 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence, Union
+from typing import Optional, Sequence, Union
 
 import numpy as np
 
+from ..data.splits import murcko_scaffold, scaffold_subsample
 from ..data.text_files import open_text
 
 __all__ = ['BASELINE_DATASETS', 'SPLITS', 'MoleculeSplit', 'rdkit_rejects',
-           'load_molecule_splits', 'write_splits_csv']
+           'load_molecule_splits', 'write_splits_csv', 'subsample_benchmark',
+           'subsample_train']
 
 PathLike = Union[str, Path]
 
@@ -56,6 +64,30 @@ class MoleculeSplit:
 
     def __len__(self) -> int:
         return len(self.smiles)
+
+    def subset(self, positions: np.ndarray) -> 'MoleculeSplit':
+        r"""The molecules at :obj:`positions` (indices into this split),
+        with the same dropped molecules."""
+        return MoleculeSplit([self.smiles[k] for k in positions],
+                             self.targets[positions], self.ids[positions],
+                             list(self.dropped_ids))
+
+
+def subsample_benchmark(dataset: str, train_molecules: int) -> str:
+    r"""The benchmark name of :obj:`dataset` with :obj:`train_molecules`
+    training molecules, e.g. :obj:`"molhiv_train2000"` (the results table's
+    row group)."""
+    return f'{dataset}_train{train_molecules}'
+
+
+def subsample_train(split: MoleculeSplit, train_molecules: int,
+                    seed: int = 0) -> MoleculeSplit:
+    r"""At most :obj:`train_molecules` molecules of :obj:`split`, drawn as
+    whole scaffold groups (see the module documentation), in file order."""
+    from rdkit import Chem
+    scaffolds = [murcko_scaffold(Chem.MolFromSmiles(s))
+                 for s in split.smiles]
+    return split.subset(scaffold_subsample(scaffolds, train_molecules, seed))
 
 
 def rdkit_rejects(smiles: Sequence[str]) -> np.ndarray:
@@ -135,8 +167,9 @@ def _molhiv_splits(source: Path) -> dict[str, MoleculeSplit]:
     return splits
 
 
-def load_molecule_splits(dataset: str,
-                         source: PathLike) -> dict[str, MoleculeSplit]:
+def load_molecule_splits(dataset: str, source: PathLike,
+                         train_molecules: Optional[int] = None
+                         ) -> dict[str, MoleculeSplit]:
     r"""The train, val and test molecules of :obj:`dataset`, without the
     SMILES RDKit rejects (listed in each split's
     :attr:`~MoleculeSplit.dropped_ids`).
@@ -146,6 +179,9 @@ def load_molecule_splits(dataset: str,
         source (str or Path): The dataset folder:
             ``../shared/data/ZINC-proxy`` (which holds ``smiles/``) or
             ``../shared/data/ogbg_molhiv`` (OGB's layout).
+        train_molecules (int, optional): Keep only this many training
+            molecules, drawn by scaffold (:func:`subsample_train`, seed 0);
+            validation and test stay whole. (default: :obj:`None`, all)
 
     Raises:
         FileNotFoundError: A file of the layout is missing (the message
@@ -155,24 +191,31 @@ def load_molecule_splits(dataset: str,
     """
     source = Path(source)
     if dataset == 'zinc_subset':
-        return {split: _zinc_split(source, split) for split in SPLITS}
-    if dataset == 'molhiv':
-        return _molhiv_splits(source)
-    raise ValueError(f"Unknown dataset {dataset!r}; choose one of "
-                     f"{', '.join(BASELINE_DATASETS)}")
+        splits = {split: _zinc_split(source, split) for split in SPLITS}
+    elif dataset == 'molhiv':
+        splits = _molhiv_splits(source)
+    else:
+        raise ValueError(f"Unknown dataset {dataset!r}; choose one of "
+                         f"{', '.join(BASELINE_DATASETS)}")
+    if train_molecules is not None:
+        splits['train'] = subsample_train(splits['train'], train_molecules)
+    return splits
 
 
-def write_splits_csv(dataset: str, source: PathLike, path: PathLike) -> Path:
+def write_splits_csv(dataset: str, source: PathLike, path: PathLike,
+                     train_molecules: Optional[int] = None) -> Path:
     r"""Writes the benchmark splits of :obj:`dataset` as one CSV that
     ``scripts/train.py`` reads with :obj:`data.name: csv`: columns
     :obj:`smiles`, :obj:`target` (ZINC: penalized logP; MolHIV: 0/1
     activity), :obj:`split` (``train``, ``valid`` or ``test``, for
     :obj:`data.split: column`) and :obj:`id` (the molecule's index as in
     :attr:`MoleculeSplit.ids`), train rows first, each split in file order;
-    the molecules RDKit rejects are left out, as for chemprop. Returns the
-    path (its folder is created)."""
+    the molecules RDKit rejects are left out, as for chemprop. With
+    :obj:`train_molecules`, the training split is the scaffold subsample of
+    :func:`load_molecule_splits`. Returns the path (its folder is
+    created)."""
     path = Path(path)
-    splits = load_molecule_splits(dataset, source)
+    splits = load_molecule_splits(dataset, source, train_molecules)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, 'w', newline='') as f:
         writer = csv.writer(f)

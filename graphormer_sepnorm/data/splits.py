@@ -16,6 +16,12 @@ split with the most room left. Hence every split's size is within one group
 of its target: a split ends short only by less than a group that did not fit
 anywhere, and it overshoots at most once, by less than the group that
 overshot it.
+
+Scaffold subsample (:func:`scaffold_subsample`). A smaller training set
+drawn by whole scaffold groups, for learning curves in the small-data
+regime: the groups, in an order drawn from the seed, each join if all of it
+still fits, until the size is reached. No scaffold is split, and the
+subsample never exceeds the size.
 """
 from __future__ import annotations
 
@@ -23,8 +29,8 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ['split_targets', 'scaffold_split', 'random_split',
-           'murcko_scaffold']
+__all__ = ['split_targets', 'scaffold_split', 'scaffold_subsample',
+           'random_split', 'murcko_scaffold']
 
 
 def split_targets(num: int, sizes: Sequence[float]) -> tuple[int, int, int]:
@@ -78,6 +84,40 @@ def scaffold_split(scaffolds: Sequence[str], sizes: Sequence[float],
         members[k].extend(group)
         room[k] -= len(group)
     return [np.sort(np.asarray(m, dtype=np.int64)) for m in members]
+
+
+def scaffold_subsample(scaffolds: Sequence[str], size: int,
+                       seed: int = 0) -> np.ndarray:
+    r"""Whole scaffold groups, :obj:`size` molecules at most (see the
+    module documentation).
+
+    Args:
+        scaffolds (list of str): The scaffold of every molecule.
+        size (int): Molecules wanted; at least 1.
+        seed (int, optional): Seed of the order of the groups.
+            (default: :obj:`0`)
+
+    Returns:
+        numpy.ndarray: The sorted indices of the chosen molecules.
+
+    Raises:
+        ValueError: :obj:`size` is below 1 or above the number of
+            molecules.
+    """
+    if not 1 <= size <= len(scaffolds):
+        raise ValueError(f"A subsample needs between 1 and "
+                         f"{len(scaffolds)} molecules, got {size}")
+    groups: dict[str, list[int]] = {}
+    for i, scaffold in enumerate(scaffolds):
+        groups.setdefault(scaffold, []).append(i)
+    ordered = list(groups.values())  # first-occurrence order
+    chosen: list[int] = []
+    for k in np.random.default_rng(seed).permutation(len(ordered)):
+        if len(chosen) + len(ordered[k]) <= size:
+            chosen.extend(ordered[k])
+            if len(chosen) == size:
+                break
+    return np.sort(np.asarray(chosen, dtype=np.int64))
 
 
 def random_split(num: int, sizes: Sequence[float],

@@ -139,3 +139,22 @@ def test_molhiv_drops_rejected_smiles_and_scores_with_ogb(tmp_path):
     # torchmetrics returns the AUC in float32: equal to OGB's to 1e-6.
     assert math.isclose(results['test_metric_at_best_val'], expected,
                         rel_tol=1e-6)
+
+
+def test_a_training_subsample_is_named_and_listed_as_its_own_benchmark(
+        tmp_path):
+    small_molhiv(tmp_path / 'data', sizes=(60, 20, 30))
+    results = train_chemprop('molhiv', tmp_path / 'data',
+                             output_dir=tmp_path / 'runs', max_epochs=3,
+                             batch_size=32, train_molecules=30, **QUIET)
+    run_dir = tmp_path / 'runs' / 'molhiv_train30_chemprop_seed0'
+    assert json.loads((run_dir / 'results.json').read_text()) == \
+        json.loads(json.dumps(results))
+    assert results['dataset'] == 'molhiv'
+    assert results['benchmark'] == 'molhiv_train30'
+    assert 25 <= results['train_molecules'] <= 30
+    assert results['molecules']['train']['scored'] == \
+        results['train_molecules']
+    # Validation and test are the whole splits, as without the subsample.
+    assert results['molecules']['test']['scored'] == \
+        len(_predictions(run_dir))

@@ -7,7 +7,9 @@ import pytest
 from conftest import shared_path
 
 from baseline_data import MOLHIV_BAD, molhiv_rows, ogb_split, small_molhiv
-from graphormer_sepnorm.baselines import load_molecule_splits, rdkit_rejects
+from graphormer_sepnorm.baselines import (load_molecule_splits, rdkit_rejects,
+                                          subsample_benchmark)
+from graphormer_sepnorm.data.splits import murcko_scaffold
 
 
 def test_rdkit_rejects_real_bad_smiles_and_keeps_good_ones():
@@ -134,3 +136,26 @@ def test_split_csv_script_errors_are_one_line(tmp_path):
     assert result.stderr.startswith('error: ') and \
         result.stderr.count('\n') == 1 and 'ZINC-proxy' in result.stderr
     assert not (tmp_path / 'x.csv').exists()
+
+
+def test_a_training_subsample_keeps_validation_and_test_whole(tmp_path):
+    small_molhiv(tmp_path, sizes=(80, 20, 30))
+    full = load_molecule_splits('molhiv', tmp_path)
+    small = load_molecule_splits('molhiv', tmp_path, train_molecules=25)
+    for split in ('val', 'test'):
+        assert small[split].ids.tolist() == full[split].ids.tolist()
+    assert 20 <= len(small['train']) <= 25
+    position = {i: k for k, i in enumerate(full['train'].ids.tolist())}
+    assert set(position) >= set(small['train'].ids.tolist())
+    for i, smiles, y in zip(small['train'].ids, small['train'].smiles,
+                            small['train'].targets):
+        assert full['train'].smiles[position[i]] == smiles
+        assert full['train'].targets[position[i]] == y
+    # Whole scaffold groups (scaffolds from RDKit here, independently).
+    from rdkit import Chem
+    scaffold = {i: murcko_scaffold(Chem.MolFromSmiles(s)) for i, s in
+                zip(full['train'].ids.tolist(), full['train'].smiles)}
+    kept = {scaffold[i] for i in small['train'].ids.tolist()}
+    assert {i for i in scaffold if scaffold[i] in kept} == \
+        set(small['train'].ids.tolist())
+    assert subsample_benchmark('molhiv', 2000) == 'molhiv_train2000'

@@ -6,7 +6,8 @@ import pytest
 from rdkit import Chem, rdBase
 
 from graphormer_sepnorm.data.splits import (murcko_scaffold, random_split,
-                                            scaffold_split, split_targets)
+                                            scaffold_split,
+                                            scaffold_subsample, split_targets)
 
 SIZES = (0.8, 0.1, 0.1)
 
@@ -88,3 +89,36 @@ def test_random_split():
     again = random_split(1000, SIZES, seed=3)
     assert all(np.array_equal(a, b) for a, b in zip(parts, again))
     assert not np.array_equal(parts[2], random_split(1000, SIZES, 4)[2])
+
+
+def test_scaffold_subsample_of_real_molecules_takes_whole_groups(
+        molhiv_scaffolds):
+    labels = np.asarray(molhiv_scaffolds, dtype=object)
+    counts = dict(zip(*np.unique(labels, return_counts=True)))
+    for seed in (0, 1):
+        chosen = scaffold_subsample(molhiv_scaffolds, 500, seed)
+        assert len(chosen) == 500  # singletons fill the last places
+        assert np.all(np.diff(chosen) > 0)
+        inside = labels[chosen]
+        # Every scaffold that is in is in with all its molecules.
+        for scaffold, n in zip(*np.unique(inside, return_counts=True)):
+            assert n == counts[scaffold]
+    assert not np.array_equal(scaffold_subsample(molhiv_scaffolds, 500, 0),
+                              scaffold_subsample(molhiv_scaffolds, 500, 1))
+    assert np.array_equal(scaffold_subsample(molhiv_scaffolds, 500, 3),
+                          scaffold_subsample(molhiv_scaffolds, 500, 3))
+
+
+def test_scaffold_subsample_never_exceeds_the_size():
+    # Groups of 3 cannot fill 10 exactly: 9 molecules, three whole groups.
+    scaffolds = [f's{i // 3}' for i in range(30)]
+    chosen = scaffold_subsample(scaffolds, 10, seed=0)
+    assert len(chosen) == 9
+    assert all(sum(scaffolds[j] == scaffolds[i] for j in chosen) == 3
+               for i in chosen)
+
+
+@pytest.mark.parametrize('size', [0, 31])
+def test_scaffold_subsample_size_out_of_range_is_refused(size):
+    with pytest.raises(ValueError, match='between 1 and 30'):
+        scaffold_subsample(['a'] * 30, size)
