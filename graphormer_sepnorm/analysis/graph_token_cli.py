@@ -18,7 +18,9 @@ __all__ = ['build_parser', 'main']
 DESCRIPTION = """\
 Graph-token geometry of trained models (the SepNorm paper's claim): the
 uniformity and anisotropy of the graph-token embeddings of each run on a
-split of its own dataset, summarized per dataset and norm over seeds
+split of its own dataset, or of trained models and pretrained backbones on
+the molecules of a SMILES file (--smiles), summarized per dataset and norm
+over seeds
 (SepNorm against ShareNorm with Welch's test), written to
 graph_token_geometry.json with a plot of the pairwise cosine similarities
 (graph_token_geometry.png). scripts/results_table.py --geometry puts the
@@ -41,7 +43,9 @@ def build_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
     models = parser.add_mutually_exclusive_group(required=True)
     models.add_argument('--checkpoint', nargs='+',
                         help='model.safetensors files or run directories '
-                        '(e.g. a SepNorm and a ShareNorm run)')
+                        '(e.g. a SepNorm and a ShareNorm run); with --smiles '
+                        'also pretrained backbones (backbone.safetensors or '
+                        'a pretraining run directory)')
     models.add_argument('--runs',
                         help='folder of run directories (e.g. '
                         'benchmarks/results/runs): every Graphormer run '
@@ -51,6 +55,11 @@ def build_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
                         choices=['train', 'val', 'test'],
                         help='split of each run\'s dataset (default: '
                         '%(default)s)')
+    parser.add_argument('--smiles', metavar='FILE',
+                        help='measure every model on the molecules of this '
+                        'file (CSV or TSV with a smiles column, or .smi) '
+                        'instead of a split of its dataset; e.g. molecules '
+                        'held out from pretraining, for backbones')
     parser.add_argument('--output-dir', default='.',
                         help=f'where {REPORT_FILE} and {PLOT_FILE} go '
                         f'(default: .)')
@@ -77,7 +86,8 @@ def main(argv: Optional[Sequence[str]] = None,
         report = graph_token_report(checkpoints, args.output_dir,
                                     args.split, overrides, args.batch_size,
                                     args.device, base=args.runs,
-                                    on_row=print_row)
+                                    on_row=print_row,
+                                    smiles_file=args.smiles)
     except (CheckpointError, FileNotFoundError, ValueError) as error:
         print(f'error: {error}', file=sys.stderr)
         return 2

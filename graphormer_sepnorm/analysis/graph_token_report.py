@@ -1,6 +1,7 @@
 r"""Compare the graph-token geometry of trained models (SepNorm vs
 ShareNorm): uniformity and anisotropy of each run on a split of its
-dataset, summarized over seeds per dataset and norm (see
+dataset, or of each model or pretrained backbone on the molecules of a
+SMILES file, summarized over seeds per dataset and norm (see
 :mod:`~graphormer_sepnorm.analysis.graph_token_summary`), as a JSON report
 and a plot of the pairwise cosine similarities."""
 import json
@@ -9,6 +10,8 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
+import torch
+from torch_geometric.data import Data
 
 from ..training.evaluate import load_checkpoint_split
 from .graph_token import (anisotropy, graph_token_embeddings, pairwise_cosine,
@@ -68,20 +71,78 @@ def portable_path(path: PathLike, base: Optional[PathLike] = None) -> str:
     return path.name
 
 
+def smiles_graphs(path: PathLike, featurizer: str, max_nodes: int,
+                  smiles_column: str = 'smiles') -> tuple[list[Data], int]:
+    r"""The graphs of the molecules of a SMILES file (CSV or TSV with a
+    :obj:`smiles_column`, or :obj:`.smi`), featurized as prediction
+    featurizes them (canonical atom order), and the number of molecules
+    skipped because they cannot be featurized.
+
+    Raises:
+        ValueError: The file is missing, unreadable, an SDF file, or holds
+            fewer than two molecules that can be featurized.
+    """
+    from ..data.featurize import FeaturizationError
+    from ..predict.graphs import prepare_graph
+    from ..predict.molecules import SMILES
+    from ..predict.prediction import PredictionError
+    from ..predict.readers import MoleculeReader
+    try:
+        reader = MoleculeReader(path, smiles_column=smiles_column)
+        if reader.kind != SMILES:
+            raise ValueError(f"{path}: the geometry reads SMILES files (CSV, "
+                             f"TSV or .smi), not {reader.format.upper()}")
+        graphs, skipped = [], 0
+        for _, smiles in reader.rows():
+            try:
+                x, edge_index, edge_attr, spd, path_next = prepare_graph(
+                    smiles, featurizer, max_nodes)
+            except FeaturizationError:
+                skipped += 1
+                continue
+            graphs.append(Data(
+                x=torch.from_numpy(x), edge_index=torch.from_numpy(
+                    edge_index), edge_attr=torch.from_numpy(edge_attr),
+                spd=torch.from_numpy(spd),
+                path_next=torch.from_numpy(path_next), num_nodes=x.shape[0]))
+    except PredictionError as error:
+        raise ValueError(str(error)) from None
+    if len(graphs) < 2:
+        raise ValueError(f"{path}: {len(graphs)} molecule(s) can be "
+                         f"featurized; the geometry needs at least two")
+    return graphs, skipped
+
+
+def load_encoder_file(checkpoint: PathLike, device: str = 'cpu'):
+    r"""A model or pretrained backbone in evaluation mode, with its card and
+    file: a :obj:`.safetensors` file, a training run directory (its
+    :obj:`model.safetensors`) or a pretraining run directory (its
+    :obj:`backbone.safetensors`)."""
+    from ..checkpoint import load_model
+    from ..training.init_from import resolve_init_from
+    path = resolve_init_from(str(checkpoint))
+    model, card = load_model(path, map_location=device)
+    return model, card, path
+
+
 def graph_token_report(checkpoints: Sequence[PathLike], output_dir: PathLike,
                        split: str = 'test',
                        data_overrides: Optional[dict[str, Any]] = None,
                        batch_size: int = 256, device: str = 'cpu',
                        base: Optional[PathLike] = None,
                        on_row: Optional[Callable[[dict[str, Any]], None]] =
-                       None) -> dict[str, Any]:
+                       None, smiles_file: Optional[PathLike] = None
+                       ) -> dict[str, Any]:
     r"""Evaluates the graph-token geometry of every checkpoint on
-    :obj:`split` of its own dataset and writes :data:`REPORT_FILE` and
+    :obj:`split` of its own dataset, or on the molecules of
+    :obj:`smiles_file`, and writes :data:`REPORT_FILE` and
     :data:`PLOT_FILE` into :obj:`output_dir`.
 
     Args:
         checkpoints (list of str or Path): :obj:`model.safetensors` files or
-            run directories (*e.g.* :func:`find_model_runs`).
+            run directories (*e.g.* :func:`find_model_runs`); with
+            :obj:`smiles_file`, pretrained backbones too (their
+            :obj:`.safetensors` or pretraining run directory).
         output_dir (str or Path): Where the report and the plot go.
         split (str, optional): :obj:`"train"`, :obj:`"val"` or
             :obj:`"test"`. (default: :obj:`"test"`)
@@ -94,10 +155,16 @@ def graph_token_report(checkpoints: Sequence[PathLike], output_dir: PathLike,
             :func:`portable_path`. (default: :obj:`None`)
         on_row (callable, optional): Called with each run's row as soon as
             it is computed (progress). (default: :obj:`None`)
+        smiles_file (str or Path, optional): Measure every model on these
+            molecules (see :func:`smiles_graphs`) instead of a split of its
+            dataset; the rows' :obj:`dataset` is the file's name and
+            :obj:`split` is :obj:`"all"`. (default: :obj:`None`)
 
     Returns:
-        The report: :obj:`split`, :obj:`plot` (the plot's file name, beside
-        the report), :obj:`runs` (per run :obj:`dataset`, :obj:`norm`,
+        The report: :obj:`split` (:obj:`"all"` with :obj:`smiles_file`),
+        :obj:`molecules` (the file's name, or :obj:`None`), :obj:`plot`
+        (the plot's file name, beside the report), :obj:`runs` (per run
+        :obj:`dataset`, :obj:`norm`,
         :obj:`seed`, :obj:`run`, :obj:`split`, :obj:`num_graphs`,
         :obj:`uniformity`, :obj:`anisotropy`) and the
         :func:`~graphormer_sepnorm.analysis.graph_token_summary.
@@ -105,16 +172,27 @@ def graph_token_report(checkpoints: Sequence[PathLike], output_dir: PathLike,
     """
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
+    if smiles_file is not None:
+        split = 'all'
     rows, counts = [], []
     for checkpoint in checkpoints:
-        model, card, info, dataset, path = load_checkpoint_split(
-            checkpoint, split, data_overrides, device)
+        if smiles_file is None:
+            model, card, info, dataset, path = load_checkpoint_split(
+                checkpoint, split, data_overrides, device)
+            dataset_name = info.name
+        else:
+            model, card, path = load_encoder_file(checkpoint, device)
+            dataset, _ = smiles_graphs(smiles_file, card.featurizer,
+                                       int(model.max_nodes))
+            dataset_name = Path(smiles_file).name
         embeddings = graph_token_embeddings(model, dataset, batch_size,
                                             device)
         row = {
-            'dataset': info.name,
+            'dataset': dataset_name,
             'norm': model.config['norm'],
-            'seed': card.extra.get('seed'),
+            # A backbone's card keeps its seed with its pretraining record.
+            'seed': card.extra.get('seed', card.extra.get(
+                'pretraining', {}).get('seed')),
             'run': portable_path(path.parent, base),
             'split': split,
             'num_graphs': int(embeddings.size(0)),
@@ -127,8 +205,9 @@ def graph_token_report(checkpoints: Sequence[PathLike], output_dir: PathLike,
             bins=_FINE_BINS, range=(-1, 1))[0])
         if on_row is not None:
             on_row(row)
-    report = {'split': split, 'plot': PLOT_FILE, 'runs': rows,
-              **summarize_geometry(rows)}
+    report = {'split': split, 'molecules': (
+        None if smiles_file is None else Path(smiles_file).name),
+        'plot': PLOT_FILE, 'runs': rows, **summarize_geometry(rows)}
     with open(output_dir / REPORT_FILE, 'w') as f:
         json.dump(report, f, indent=2)
         f.write('\n')

@@ -223,3 +223,53 @@ def test_plotted_density_by_hand():
     assert density[:3].tolist() == pytest.approx([3 / 4 / 0.0003, 1 / 4 /
                                                   0.0003, 0])
     assert density.sum() * 0.0003 == pytest.approx(1.0)
+
+
+def test_smiles_file_mode_equals_the_predictors_embeddings(workdir,
+                                                           tmp_path):
+    # The molecules of a SMILES file instead of each run's split: a trained
+    # model's rows must be the geometry of the embeddings Predictor.embed
+    # gives (its own featurization pipeline), and a pretrained backbone,
+    # which prediction refuses, is measured too. A molecule that cannot be
+    # featurized is skipped.
+    from graphormer_sepnorm.analysis.graph_token import (anisotropy,
+                                                         uniformity)
+    from graphormer_sepnorm.analysis.graph_token_report import (
+        graph_token_report)
+    from graphormer_sepnorm.predict import Predictor
+    smiles = ['CCO', 'c1ccccc1O', 'CC(=O)Nc1ccc(O)cc1', 'C1CC',
+              'OC(=O)c1ccccc1OC(C)=O', 'CN1CCC[C@H]1c1cccnc1', 'ClCCl']
+    path = tmp_path / 'held_out.csv'
+    path.write_text('id,smiles\n' + ''.join(
+        f'{k},{s}\n' for k, s in enumerate(smiles)))
+    run = workdir / 'runs' / 'molhiv' / 'sep_seed0'
+    report = graph_token_report([run, 'bundled:pretrained-sepnorm'],
+                                tmp_path / 'out', smiles_file=path)
+    model_row, backbone_row = report['runs']
+    assert report['split'] == 'all' and report['molecules'] == 'held_out.csv'
+    assert model_row['dataset'] == backbone_row['dataset'] == 'held_out.csv'
+    embeddings = Predictor.from_checkpoint(run).embed(smiles)
+    kept = torch.from_numpy(embeddings[~np.isnan(embeddings).any(1)])
+    assert kept.shape[0] == model_row['num_graphs'] == 6
+    assert math.isclose(model_row['uniformity'], uniformity(kept),
+                        rel_tol=1e-5, abs_tol=1e-6)
+    assert math.isclose(model_row['anisotropy'], anisotropy(kept),
+                        rel_tol=1e-5, abs_tol=1e-6)
+    assert backbone_row['norm'] == 'sep' and backbone_row['num_graphs'] == 6
+    assert math.isfinite(backbone_row['anisotropy'])
+    assert (tmp_path / 'out' / 'graph_token_geometry.png').is_file()
+
+
+def test_smiles_file_errors_are_one_line(workdir, tmp_path):
+    run = str(workdir / 'runs' / 'molhiv' / 'sep_seed0')
+    bad = tmp_path / 'bad.smi'
+    bad.write_text('C1CC\nCCO\n')
+    for smiles_file, message in ((tmp_path / 'none.csv', 'does not exist'),
+                                 (bad, 'the geometry needs at least two')):
+        result = subprocess.run(
+            [sys.executable, ANALYSIS, '--checkpoint', run, '--smiles',
+             str(smiles_file), '--output-dir', str(tmp_path / 'out')],
+            capture_output=True, text=True, timeout=300)
+        assert result.returncode == 2, result.stderr[-2000:]
+        assert message in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1

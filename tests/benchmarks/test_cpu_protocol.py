@@ -129,3 +129,14 @@ def test_bad_plans_are_clear_errors(tmp_path):
     assert 'lacks destination, trials' in result.stderr
     result = _run(_relative(tmp_path / 'missing.yaml'))
     assert result.returncode == 2 and 'does not exist' in result.stderr
+
+
+@pytest.mark.parametrize('plan_file', sorted(
+    (REPO / 'benchmarks' / 'plans').glob('*.yaml')), ids=lambda p: p.stem)
+def test_every_committed_plan_lists_runs_of_valid_configs(plan_file):
+    # What --dry-run does: read the plan and every config with the plan's
+    # overrides, as a real run would before it starts.
+    from benchmark_helpers import script_module
+    runs = script_module('cpu_protocol').load_plan(plan_file,
+                                                   Path('runs/cpu'))
+    assert runs

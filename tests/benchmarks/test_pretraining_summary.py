@@ -44,6 +44,25 @@ def test_table_and_verdict_from_the_artefacts(tmp_path, capsys):
     assert 'SepNorm 0.120, ShareNorm 0.710' in text
     assert "SepNorm's graph tokens are the more spread out" in text
     assert (tmp_path / 'runs' / 'pretraining.md').is_file()
+    assert 'held out of the corpus' not in text  # no geometry report yet
+
+
+def test_the_held_out_geometry_is_added_when_measured(tmp_path):
+    _run(tmp_path / 'runs' / 'sepnorm', 'sep', 0.12, 1.5)
+    _run(tmp_path / 'runs' / 'sharenorm', 'share', 0.71, 1.25)
+    (tmp_path / 'runs' / 'geometry').mkdir()
+    (tmp_path / 'runs' / 'geometry' / 'graph_token_geometry.json').write_text(
+        json.dumps({'molecules': 'val.csv', 'runs': [
+            {'norm': 'sep', 'num_graphs': 1000, 'anisotropy': 0.0921,
+             'uniformity': -2.8444},
+            {'norm': 'share', 'num_graphs': 1000, 'anisotropy': 0.4069,
+             'uniformity': -2.0481}]}))
+    main = script_module('pretraining_summary').main
+    assert main(['--results', str(tmp_path / 'runs')]) == 0
+    text = (tmp_path / 'runs' / 'pretraining.md').read_text()
+    assert ('on the 1,000 molecules of `val.csv` (held out of the corpus): '
+            'anisotropy SepNorm 0.092, ShareNorm 0.407; uniformity -2.844 '
+            'vs -2.048') in text
 
 
 def test_no_runs_is_an_error(tmp_path, capsys):
