@@ -72,27 +72,43 @@ class Contrast:
 
 
 def contrasts(groups: Sequence[Group]) -> list[Contrast]:
-    r"""Per dataset, Graphormer + SepNorm against ShareNorm, then each
-    Graphormer with SepNorm against each other model family (e.g.
-    chemprop), wherever both have at least two runs."""
-    from .test_predictions import common_molecules, score_on
+    r"""Per dataset, wherever both sides have at least two runs:
+    Graphormer + SepNorm against ShareNorm (the recipe's rows, and the
+    rows of any variant that both norms have, e.g. fine-tuned from the
+    pretrained backbones); each row fine-tuned from a pretrained backbone
+    against its from-scratch twin (same norm, same variant otherwise); and
+    each Graphormer row with SepNorm or a pretrained backbone against each
+    other model family (e.g. chemprop)."""
     out = []
     for dataset in sorted({g.dataset for g in groups}):
         members = [g for g in groups if g.dataset == dataset and
                    len(g.runs) >= 2]
-        by_model = {g.model: g for g in members}
-        if 'sep' in by_model and 'share' in by_model:
-            sep, share = by_model['sep'], by_model['share']
-            out.append(Contrast(sep, share, welch(sep.test, share.test)))
-        for first in (g for g in members if g.is_sepnorm):
+        graphormers = [g for g in members if g.is_graphormer]
+        by_norm_variant = {(g.runs[0]['norm'], g.variant): g
+                           for g in graphormers}
+        for (norm, variant), sep in by_norm_variant.items():
+            share = by_norm_variant.get(('share', variant))
+            if norm == 'sep' and share is not None:
+                out.append(Contrast(sep, share, welch(sep.test, share.test)))
+        for pretrained in (g for g in graphormers if g.is_pretrained):
+            scratch = by_norm_variant.get((pretrained.runs[0]['norm'],
+                                           pretrained.scratch_variant))
+            if scratch is not None:
+                out.append(_contrast(pretrained, scratch))
+        for first in (g for g in graphormers
+                      if g.is_sepnorm or g.is_pretrained):
             for second in (g for g in members if not g.is_graphormer):
-                ids = common_molecules(first.runs + second.runs)
-                if ids:
-                    out.append(Contrast(first, second, welch(
-                        [score_on(run, ids) for run in first.runs],
-                        [score_on(run, ids) for run in second.runs]),
-                        len(ids)))
-                else:
-                    out.append(Contrast(first, second,
-                                        welch(first.test, second.test)))
+                out.append(_contrast(first, second))
     return out
+
+
+def _contrast(first: Group, second: Group) -> Contrast:
+    r"""The two groups on the test molecules that every run of both
+    predicted, or on each run's own test metric when they cannot tell."""
+    from .test_predictions import common_molecules, score_on
+    ids = common_molecules(first.runs + second.runs)
+    if ids:
+        return Contrast(first, second, welch(
+            [score_on(run, ids) for run in first.runs],
+            [score_on(run, ids) for run in second.runs]), len(ids))
+    return Contrast(first, second, welch(first.test, second.test))

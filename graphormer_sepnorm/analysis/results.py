@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Sequence, Union
 
 from .comparisons import contrasts, p_text
-from .runs import Group, common_threshold, minutes_to_reach
+from .runs import GOALS, Group, common_threshold, minutes_to_reach
 
 PathLike = Union[str, Path]
 
@@ -141,6 +141,36 @@ def verdicts(groups: Sequence[Group]) -> str:
     return '\n'.join(sentences) + ('\n' if sentences else '')
 
 
+def goal_verdicts(groups: Sequence[Group]) -> str:
+    r"""One sentence per pretrained SepNorm row of a dataset with a goal
+    (:data:`~graphormer_sepnorm.analysis.runs.GOALS`): its mean test metric
+    against the goal, met or missed and by how much, beside the other
+    families' means and CPU minutes per run (the goals ask for equal
+    fine-tuning CPU time)."""
+    sentences = []
+    for g in groups:
+        goal = GOALS.get(g.dataset)
+        if goal is None or not (g.is_pretrained and g.is_sepnorm):
+            continue
+        scale, digits = _format(g)
+        mean = statistics.fmean(g.test)
+        margin = (mean - goal) if g.higher_is_better else (goal - mean)
+        others = '; '.join(
+            f"{o.label} {statistics.fmean(o.test) * scale:.{digits}f} in "
+            f"{mean_std(o.cpu_minutes(), 1.0, 1)} CPU min per run"
+            for o in groups if o.dataset == g.dataset and not o.is_graphormer)
+        sentences.append(
+            f"- **Goal, {g.dataset}**: {g.label}: mean test "
+            f"{_metric_name(g)} {mean * scale:.{digits}f} over "
+            f"{len(g.runs)} seeds in {mean_std(g.cpu_minutes(), 1.0, 1)} CPU "
+            f"min per run; goal {'≥' if g.higher_is_better else '≤'} "
+            f"{goal * scale:.{digits}f}: "
+            f"{'met' if margin >= 0 else 'missed'} by "
+            f"{abs(margin) * scale:.{digits}f}"
+            + (f" ({others})." if others else "."))
+    return '\n'.join(sentences) + ('\n' if sentences else '')
+
+
 def ensemble_table(groups: Sequence[Group]) -> str:
     r"""Per dataset and model with two or more seeds: the seed ensemble's
     test metric beside its members' mean, and whether the members' spread
@@ -187,6 +217,9 @@ def results_markdown(groups: Sequence[Group], figures: Sequence[str] = ()
     (verdicts and statistics), seed ensembles, time to accuracy, the
     hardware, and links to :obj:`figures`."""
     parts = [results_table(groups)]
+    goals = goal_verdicts(groups)
+    if goals:
+        parts.append(goals)
     if contrasts(groups):
         parts += ['**Comparisons** (test metric at the best validation '
                   'epoch; difference of means, Welch-Satterthwaite 95% '
@@ -213,9 +246,11 @@ def results_markdown(groups: Sequence[Group], figures: Sequence[str] = ()
 
 
 def results_summary(groups: Sequence[Group]) -> str:
-    r"""The short results block: the table of :func:`results_table` and the
-    hardware."""
-    return results_table(groups) + '\n' + hardware_line(groups)
+    r"""The short results block: the table of :func:`results_table`, the
+    goal verdicts of :func:`goal_verdicts` and the hardware."""
+    goals = goal_verdicts(groups)
+    return (results_table(groups) + '\n' + (goals + '\n' if goals else '')
+            + hardware_line(groups))
 
 
 def readme_markers(block: str,

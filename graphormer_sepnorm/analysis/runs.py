@@ -30,6 +30,16 @@ PAPER = {
     ('molhiv', 'share'): 0.7336,
 }
 
+#: The variant suffix of a run fine-tuned from a pretrained backbone
+#: (the fine-tuning plans' ``variant``): its from-scratch twin has the same
+#: variant without it.
+PRETRAINED = 'fine-tuned from its pretrained backbone'
+
+#: The goals set for the pretrained SepNorm rows (mean test metric, at the
+#: from-scratch fine-tuning budget): above chemprop's MolHIV ROC-AUC, and
+#: chemprop's ZINC-subset MAE.
+GOALS = {'molhiv': 0.780, 'zinc_subset': 0.215}
+
 #: Row labels of our two Graphormer variants; other model families are
 #: labelled by their results' ``model_family``.
 NORM_LABELS = {'sep': 'Graphormer + SepNorm', 'share': 'Graphormer (ShareNorm)'}
@@ -59,6 +69,24 @@ class Group:
         r"""A Graphormer with SepNorm (the recipe's, or a variant of it)."""
         return self.is_graphormer and bool(self.runs) and \
             self.runs[0].get('norm') == 'sep'
+
+    @property
+    def variant(self) -> Optional[str]:
+        r"""The Graphormer runs' protocol variant (:obj:`None`: the
+        recipe's row, or another model family)."""
+        return self.runs[0].get('variant') if self.is_graphormer and \
+            self.runs else None
+
+    @property
+    def is_pretrained(self) -> bool:
+        r"""Fine-tuned from a pretrained backbone (:data:`PRETRAINED`)."""
+        return (self.variant or '').endswith(PRETRAINED)
+
+    @property
+    def scratch_variant(self) -> Optional[str]:
+        r"""The variant of this pretrained row's from-scratch twin."""
+        base = (self.variant or '')[:-len(PRETRAINED)].rstrip(', ')
+        return base or None
 
     @property
     def higher_is_better(self) -> bool:

@@ -10,7 +10,8 @@ import pytest
 
 from graphormer_sepnorm.analysis.comparisons import p_text, welch
 from graphormer_sepnorm.analysis.results import (README_BEGIN, README_END,
-                                                 comparison_table, mean_std,
+                                                 comparison_table,
+                                                 goal_verdicts, mean_std,
                                                  readme_markers,
                                                  results_summary,
                                                  results_table, verdicts)
@@ -166,6 +167,61 @@ def test_a_graphormer_variant_on_a_benchmark_csv(tmp_path):
             "chemprop D-MPNN | each run's own | -0.100 |") in comparison
     trials = trials_table(load_runs(tmp_path))
     assert '### zinc_subset, from SMILES: best validation MAE' in trials
+
+
+def test_pretrained_rows_against_scratch_share_and_chemprop(tmp_path):
+    """Fine-tuned rows (the plans' variant ends in 'fine-tuned from its
+    pretrained backbone') are compared with their from-scratch twin of the
+    same norm, SepNorm with ShareNorm, and each with chemprop; the goal
+    line says by how much the SepNorm row missed or met its goal."""
+    pretrained = 'fine-tuned from its pretrained backbone'
+    tests = {('sep', pretrained): (0.770, 0.790),
+             ('share', pretrained): (0.750, 0.760),
+             ('sep', None): (0.720, 0.740)}
+    for (norm, variant), values in tests.items():
+        for seed, test in enumerate(values):
+            labels = {'variant': variant} if variant else {}
+            write_run(tmp_path, f'{norm}_{bool(variant)}_{seed}', 'molhiv',
+                      norm, seed, test, test, 'rocauc',
+                      cpu_minutes=(10.0, 20.0 + seed), **labels)
+    for seed, test in enumerate((0.775, 0.779)):
+        write_run(tmp_path, f'chemprop{seed}', 'molhiv', None, seed, test,
+                  test, 'rocauc', family='chemprop D-MPNN',
+                  cpu_minutes=(10.0, 30.0))
+    groups = group_runs(load_runs(tmp_path))
+    table = comparison_table(groups)
+    label = f'Graphormer + SepNorm, {pretrained}'
+    share_label = f'Graphormer (ShareNorm), {pretrained}'
+    by_hand = {
+        (label, share_label): welch([0.770, 0.790], [0.750, 0.760]),
+        (label, 'SepNorm'): welch([0.770, 0.790], [0.720, 0.740]),
+        (label, 'chemprop D-MPNN'): welch([0.770, 0.790], [0.775, 0.779]),
+        (share_label, 'chemprop D-MPNN'): welch([0.750, 0.760],
+                                                [0.775, 0.779]),
+    }
+    for (first, second), c in by_hand.items():
+        assert (f"| molhiv | ROC-AUC (%) | {first} − {second} | each run's "
+                f"own | {100 * c.difference:+.2f} | [{100 * c.low:+.2f}, "
+                f"{100 * c.high:+.2f}] |") in table, (first, second)
+    # No pretrained ShareNorm row without a scratch ShareNorm twin.
+    assert f'{share_label} − ShareNorm' not in table
+    goals = goal_verdicts(groups)
+    assert goals == (
+        f"- **Goal, molhiv**: {label}: mean test ROC-AUC (%) 78.00 over 2 "
+        f"seeds in 20.5 ± 0.7 CPU min per run; goal ≥ 78.00: met by 0.00 "
+        f"(chemprop D-MPNN 77.70 in 30.0 ± 0.0 CPU min per run).\n")
+    assert goals in results_summary(groups)
+
+
+def test_a_missed_goal_says_by_how_much(tmp_path):
+    variant = 'from SMILES (OGB features), fine-tuned from its pretrained ' \
+        'backbone'
+    for seed, test in enumerate((0.30, 0.32)):
+        write_run(tmp_path, f'p{seed}', 'csv', 'sep', seed, test, test,
+                  benchmark='zinc_subset', variant=variant)
+    lines = goal_verdicts(group_runs(load_runs(tmp_path)))
+    assert 'mean test MAE 0.310 over 2 seeds' in lines
+    assert 'goal ≤ 0.215: missed by 0.095.' in lines
 
 
 def test_seed_ensemble_by_hand(tmp_path):
