@@ -16,6 +16,18 @@ A plan is a YAML file (see ``benchmarks/plans/``)::
     benchmark: zinc_subset              # optional, for runs on a CSV of a
     variant: from SMILES                # benchmark's molecules
 
+A plan of chemprop baseline runs names the arguments of
+``benchmarks/chemprop_baseline.py`` instead of ``configs`` (trials then
+list extra arguments; the run folder is
+``<destination>/<trial>/chemprop_seed<seed>/``)::
+
+    destination: benchmarks/results/runs
+    chemprop: {dataset: molhiv, source: ../shared/data/ogbg_molhiv,
+               train_molecules: 2000}
+    seeds: [0, 1, 2, 3]
+    trials:
+      molhiv_train2000: []
+
 Every (trial, seed, config) is one run of ``scripts/train.py``; the runs of
 one trial and seed start next to each other, so SepNorm and ShareNorm share
 the machine under the same conditions. A run writes its run directory under
@@ -86,6 +98,7 @@ class Run:
     workdir: Path
     keep_model: bool = False
     labels: dict = field(default_factory=dict)
+    chemprop_args: list[str] = field(default_factory=list)
     process: Optional[subprocess.Popen] = field(default=None, repr=False)
     started: float = 0.0
 
@@ -95,6 +108,11 @@ class Run:
 
     @property
     def run_dir(self) -> Path:
+        if self.chemprop_args:
+            # chemprop_baseline.py names its run directory itself, inside
+            # the output folder it is given.
+            return next((self.workdir / self.trial / self.name).glob(
+                '*_chemprop_seed*'), self.workdir / self.trial / self.name)
         return self.workdir / self.trial / self.name
 
     @property
@@ -106,6 +124,15 @@ class Run:
         return (self.kept_dir / 'results.json').is_file()
 
     def command(self) -> list[str]:
+        if self.chemprop_args:
+            args = [sys.executable, 'benchmarks/chemprop_baseline.py',
+                    *self.chemprop_args, *self.trial_overrides, '--seed',
+                    str(self.seed), '--output-dir',
+                    str(self.workdir / self.trial / self.name),
+                    '--no-progress-bar']
+            if (self.run_dir / 'checkpoints' / 'last.ckpt').is_file():
+                args.append('--resume')
+            return args
         args = [sys.executable, 'scripts/train.py', '--config', self.config,
                 *self.overrides, *self.trial_overrides, f'seed={self.seed}',
                 f'output_dir={self.run_dir.parent}', f'run_name={self.name}',
@@ -120,11 +147,14 @@ def load_plan(path: Path, workdir: Path) -> list[Run]:
     if not path.is_file():
         raise PlanError(f"plan {path} does not exist")
     plan = yaml.safe_load(path.read_text()) or {}
-    missing = {'destination', 'configs', 'seeds', 'trials'} - set(plan)
+    missing = {'destination', 'seeds', 'trials'} - set(plan)
     if missing:
         raise PlanError(f"plan {path} lacks {', '.join(sorted(missing))}")
-    unknown = set(plan) - {'destination', 'configs', 'seeds', 'trials',
-                           'common', 'keep_model', *RESULT_LABELS}
+    if ('configs' in plan) == ('chemprop' in plan):
+        raise PlanError(f"plan {path} needs either 'configs' (our runs) or "
+                        f"'chemprop' (the baseline's arguments), not both")
+    unknown = set(plan) - {'destination', 'configs', 'chemprop', 'seeds',
+                           'trials', 'common', 'keep_model', *RESULT_LABELS}
     if unknown:
         raise PlanError(f"plan {path}: unknown keys {sorted(unknown)}")
     if not isinstance(plan['trials'], dict) or not plan['trials']:
@@ -134,6 +164,8 @@ def load_plan(path: Path, workdir: Path) -> list[Run]:
     if destination.is_absolute():
         raise PlanError(f"plan {path}: 'destination' must be relative to the "
                         f"repository, got {destination}")
+    if 'chemprop' in plan:
+        return _chemprop_runs(path, plan, destination, workdir)
     norms = {}
     for config in plan['configs']:
         if not Path(config).is_file():
@@ -153,6 +185,33 @@ def load_plan(path: Path, workdir: Path) -> list[Run]:
                                 labels={key: str(plan[key]) for key in
                                         RESULT_LABELS if key in plan}))
     return runs
+
+
+def _chemprop_runs(path: Path, plan: dict, destination: Path,
+                   workdir: Path) -> list[Run]:
+    r"""The runs of a chemprop plan: its :obj:`chemprop` mapping as
+    ``--key value`` arguments of ``benchmarks/chemprop_baseline.py``."""
+    options = plan['chemprop']
+    if not isinstance(options, dict) or not options:
+        raise PlanError(f"plan {path}: 'chemprop' must map the arguments of "
+                        f"benchmarks/chemprop_baseline.py to values, e.g. "
+                        f"{{dataset: molhiv, source: ../shared/data/"
+                        f"ogbg_molhiv}}")
+    if plan.get('keep_model') or plan.get('common'):
+        raise PlanError(f"plan {path}: a chemprop plan takes neither "
+                        f"'keep_model' nor 'common' (put arguments under "
+                        f"'chemprop')")
+    arguments = [item for key, value in options.items()
+                 for item in (f"--{str(key).replace('_', '-')}", str(value))]
+    return [Run(trial=str(trial), seed=int(seed), config='', overrides=[],
+                trial_overrides=[str(a) for a in trial_arguments or []],
+                norm='chemprop', destination=destination,
+                workdir=workdir / destination.name,
+                labels={key: str(plan[key]) for key in RESULT_LABELS
+                        if key in plan},
+                chemprop_args=arguments)
+            for trial, trial_arguments in plan['trials'].items()
+            for seed in plan['seeds']]
 
 
 def _norm_of(config: str) -> str:
@@ -190,7 +249,9 @@ def keep_artefacts(run: Run, plan_path: Path, commit: str) -> None:
     results = json.loads(results_path.read_text())
     results['protocol'] = {'plan': plan_path.as_posix(), 'trial': run.trial,
                            'overrides': run.trial_overrides,
-                           'config': run.config, 'commit': commit}
+                           'config': run.config or None, 'commit': commit}
+    if run.chemprop_args:
+        results['protocol']['chemprop_arguments'] = run.chemprop_args
     results.update(run.labels)
     results_path.write_text(json.dumps(results, indent=2) + '\n')
     config = yaml.safe_load((run.kept_dir / 'config.yaml').read_text())
@@ -216,6 +277,8 @@ def prepare_datasets(runs: list[Run]) -> None:
     from graphormer_sepnorm.training.config import load_config
     prepared = set()
     for run in runs:
+        if run.chemprop_args:
+            continue  # the baseline reads SMILES, nothing to process
         config = load_config(run.config, run.overrides + run.trial_overrides,
                              env={})
         key = (config['data']['name'], config['data']['root'])

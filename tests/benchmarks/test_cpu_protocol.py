@@ -140,3 +140,58 @@ def test_every_committed_plan_lists_runs_of_valid_configs(plan_file):
     runs = script_module('cpu_protocol').load_plan(plan_file,
                                                    Path('runs/cpu'))
     assert runs
+
+
+def _chemprop_plan(folder, **extra):
+    plan = folder / 'chemprop.yaml'
+    plan.write_text(yaml.safe_dump({
+        'destination': _relative(folder / 'kept'),
+        'chemprop': {'dataset': 'molhiv', 'source': '../shared/data/x',
+                     'train_molecules': 2000},
+        'seeds': [0, 1], 'trials': {'small': ['--max-epochs', '3']},
+        **extra}))
+    return plan
+
+
+def test_a_chemprop_plan_runs_the_baseline_and_keeps_its_artefacts(
+        tmp_path):
+    from benchmark_helpers import script_module
+    protocol = script_module('cpu_protocol')
+    plan = _chemprop_plan(tmp_path)
+    runs = protocol.load_plan(plan, Path('runs/cpu'))
+    assert [run.name for run in runs] == ['chemprop_seed0', 'chemprop_seed1']
+    assert runs[1].command()[1:] == [
+        'benchmarks/chemprop_baseline.py', '--dataset', 'molhiv', '--source',
+        '../shared/data/x', '--train-molecules', '2000', '--max-epochs', '3',
+        '--seed', '1', '--output-dir', 'runs/cpu/kept/small/chemprop_seed1',
+        '--no-progress-bar']
+    # The baseline names its run directory inside the output folder; a
+    # finished one is found there and its artefacts kept.
+    run = protocol.load_plan(plan, tmp_path / 'work')[0]
+    inner = tmp_path / 'work' / 'kept' / 'small' / 'chemprop_seed0' / \
+        'molhiv_train2000_chemprop_seed0'
+    (inner / 'checkpoints').mkdir(parents=True)
+    (inner / 'checkpoints' / 'last.ckpt').write_text('')
+    assert run.run_dir == inner and run.command()[-1] == '--resume'
+    (inner / 'config.yaml').write_text('seed: 0\n')
+    (inner / 'metrics.csv').write_text('epoch,val_rocauc\n0,0.7\n')
+    (inner / 'results.json').write_text(json.dumps({'seed': 0}))
+    protocol.keep_artefacts(run, Path('plan.yaml'), 'abc123')
+    kept_dir = (REPO / run.kept_dir).resolve()  # relative to the repository
+    assert kept_dir == tmp_path.resolve() / 'kept' / 'small' / \
+        'chemprop_seed0'
+    kept = json.loads((kept_dir / 'results.json').read_text())
+    assert kept['protocol']['chemprop_arguments'][:2] == ['--dataset',
+                                                          'molhiv']
+    assert kept['protocol']['config'] is None
+    assert sorted(p.name for p in kept_dir.iterdir()) == [
+        'config.yaml', 'metrics.csv', 'results.json']
+
+
+@pytest.mark.parametrize('extra,message', [
+    ({'configs': ['configs/cpu/molhiv_sepnorm.yaml']}, 'not both'),
+    ({'keep_model': True}, "neither 'keep_model' nor 'common'")])
+def test_bad_chemprop_plans_are_clear_errors(tmp_path, extra, message):
+    plan = _chemprop_plan(tmp_path, **extra)
+    result = _run(_relative(plan), '--dry-run')
+    assert result.returncode == 2 and message in result.stderr
