@@ -162,7 +162,8 @@ def graph_token_report(checkpoints: Sequence[PathLike], output_dir: PathLike,
 
     Returns:
         The report: :obj:`split` (:obj:`"all"` with :obj:`smiles_file`),
-        :obj:`molecules` (the file's name, or :obj:`None`), :obj:`plot`
+        :obj:`molecules` (the file as given if relative, else its name;
+        :obj:`None` without :obj:`smiles_file`), :obj:`plot`
         (the plot's file name, beside the report), :obj:`runs` (per run
         :obj:`dataset`, :obj:`norm`,
         :obj:`seed`, :obj:`run`, :obj:`split`, :obj:`num_graphs`,
@@ -205,14 +206,23 @@ def graph_token_report(checkpoints: Sequence[PathLike], output_dir: PathLike,
             bins=_FINE_BINS, range=(-1, 1))[0])
         if on_row is not None:
             on_row(row)
-    report = {'split': split, 'molecules': (
-        None if smiles_file is None else Path(smiles_file).name),
+    report = {'split': split, 'molecules': _molecules_name(smiles_file),
         'plot': PLOT_FILE, 'runs': rows, **summarize_geometry(rows)}
     with open(output_dir / REPORT_FILE, 'w') as f:
         json.dump(report, f, indent=2)
         f.write('\n')
     _plot(rows, counts, split, output_dir / PLOT_FILE)
     return report
+
+
+def _molecules_name(smiles_file: Optional[PathLike]) -> Optional[str]:
+    r"""How a report names its SMILES file: the path as given when it is
+    relative (*e.g.* under ``../shared/data``), else the file's name alone,
+    so that no absolute path of this machine enters a report."""
+    if smiles_file is None:
+        return None
+    path = Path(smiles_file)
+    return path.name if path.is_absolute() else path.as_posix()
 
 
 def _coarse(counts: Sequence[np.ndarray]) -> tuple[int, int, int]:

@@ -246,6 +246,7 @@ def test_smiles_file_mode_equals_the_predictors_embeddings(workdir,
     report = graph_token_report([run, 'bundled:pretrained-sepnorm'],
                                 tmp_path / 'out', smiles_file=path)
     model_row, backbone_row = report['runs']
+    # An absolute path is recorded by its name only.
     assert report['split'] == 'all' and report['molecules'] == 'held_out.csv'
     assert model_row['dataset'] == backbone_row['dataset'] == 'held_out.csv'
     embeddings = Predictor.from_checkpoint(run).embed(smiles)
