@@ -130,13 +130,11 @@ class Run:
                     str(self.seed), '--output-dir',
                     str(self.workdir / self.trial / self.name),
                     '--no-progress-bar']
-            if (self.run_dir / 'checkpoints' / 'last.ckpt').is_file():
-                args.append('--resume')
-            return args
-        args = [sys.executable, 'scripts/train.py', '--config', self.config,
-                *self.overrides, *self.trial_overrides, f'seed={self.seed}',
-                f'output_dir={self.run_dir.parent}', f'run_name={self.name}',
-                'train.progress_bar=false']
+        else:
+            args = [sys.executable, 'scripts/train.py', '--config',
+                    self.config, *self.overrides, *self.trial_overrides,
+                    f'seed={self.seed}', f'output_dir={self.run_dir.parent}',
+                    f'run_name={self.name}', 'train.progress_bar=false']
         if (self.run_dir / 'checkpoints' / 'last.ckpt').is_file():
             args.append('--resume')
         return args

@@ -176,6 +176,9 @@ def graph_token_report(checkpoints: Sequence[PathLike], output_dir: PathLike,
     if smiles_file is not None:
         split = 'all'
     rows, counts = [], []
+    # The file's graphs depend on the featurizer and size limit only, so
+    # models that share them share one featurization.
+    graphs_by_featurizer: dict[tuple[str, int], list[Data]] = {}
     for checkpoint in checkpoints:
         if smiles_file is None:
             model, card, info, dataset, path = load_checkpoint_split(
@@ -183,8 +186,11 @@ def graph_token_report(checkpoints: Sequence[PathLike], output_dir: PathLike,
             dataset_name = info.name
         else:
             model, card, path = load_encoder_file(checkpoint, device)
-            dataset, _ = smiles_graphs(smiles_file, card.featurizer,
-                                       int(model.max_nodes))
+            key = (card.featurizer, int(model.max_nodes))
+            if key not in graphs_by_featurizer:
+                graphs_by_featurizer[key] = smiles_graphs(smiles_file,
+                                                          *key)[0]
+            dataset = graphs_by_featurizer[key]
             dataset_name = Path(smiles_file).name
         embeddings = graph_token_embeddings(model, dataset, batch_size,
                                             device)
@@ -207,7 +213,7 @@ def graph_token_report(checkpoints: Sequence[PathLike], output_dir: PathLike,
         if on_row is not None:
             on_row(row)
     report = {'split': split, 'molecules': _molecules_name(smiles_file),
-        'plot': PLOT_FILE, 'runs': rows, **summarize_geometry(rows)}
+              'plot': PLOT_FILE, 'runs': rows, **summarize_geometry(rows)}
     with open(output_dir / REPORT_FILE, 'w') as f:
         json.dump(report, f, indent=2)
         f.write('\n')

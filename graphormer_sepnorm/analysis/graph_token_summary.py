@@ -150,7 +150,8 @@ def geometry_markdown(report: dict[str, Any],
              if report.get('molecules') else f"the {report['split']} split")
     lines = [
         f"**Graph-token geometry** (`scripts/graph_token_analysis.py`: the "
-        f"graph-token embeddings of each run on {where}; uniformity is log E exp(-2 ‖u_i − u_j‖²) over pairs of "
+        f"graph-token embeddings of each run on {where}; uniformity is "
+        f"log E exp(-2 ‖u_i − u_j‖²) over pairs of "
         f"L2-normalized embeddings, lower is more uniform; anisotropy is "
         f"their mean pairwise cosine similarity, lower is more isotropic; "
         f"mean ± std over seeds, SepNorm − ShareNorm with Welch's test):", '',
