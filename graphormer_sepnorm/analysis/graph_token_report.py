@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
-import torch
 from torch_geometric.data import Data
 
 from ..training.evaluate import load_checkpoint_split
@@ -83,6 +82,7 @@ def smiles_graphs(path: PathLike, featurizer: str, max_nodes: int,
             fewer than two molecules that can be featurized.
     """
     from ..data.featurize import FeaturizationError
+    from ..data.prepared_data import prepared_data
     from ..predict.graphs import prepare_graph
     from ..predict.molecules import SMILES
     from ..predict.prediction import PredictionError
@@ -95,16 +95,10 @@ def smiles_graphs(path: PathLike, featurizer: str, max_nodes: int,
         graphs, skipped = [], 0
         for _, smiles in reader.rows():
             try:
-                x, edge_index, edge_attr, spd, path_next = prepare_graph(
-                    smiles, featurizer, max_nodes)
+                graphs.append(prepared_data(
+                    prepare_graph(smiles, featurizer, max_nodes)))
             except FeaturizationError:
                 skipped += 1
-                continue
-            graphs.append(Data(
-                x=torch.from_numpy(x), edge_index=torch.from_numpy(
-                    edge_index), edge_attr=torch.from_numpy(edge_attr),
-                spd=torch.from_numpy(spd),
-                path_next=torch.from_numpy(path_next), num_nodes=x.shape[0]))
     except PredictionError as error:
         raise ValueError(str(error)) from None
     if len(graphs) < 2:
@@ -167,7 +161,9 @@ def graph_token_report(checkpoints: Sequence[PathLike], output_dir: PathLike,
         (the plot's file name, beside the report), :obj:`runs` (per run
         :obj:`dataset`, :obj:`norm`,
         :obj:`seed`, :obj:`run`, :obj:`split`, :obj:`num_graphs`,
-        :obj:`uniformity`, :obj:`anisotropy`) and the
+        :obj:`skipped` (molecules of :obj:`smiles_file` that cannot be
+        featurized; 0 for a split), :obj:`uniformity`,
+        :obj:`anisotropy`) and the
         :func:`~graphormer_sepnorm.analysis.graph_token_summary.
         summarize_geometry` of the runs.
     """
@@ -178,19 +174,18 @@ def graph_token_report(checkpoints: Sequence[PathLike], output_dir: PathLike,
     rows, counts = [], []
     # The file's graphs depend on the featurizer and size limit only, so
     # models that share them share one featurization.
-    graphs_by_featurizer: dict[tuple[str, int], list[Data]] = {}
+    graphs_by_featurizer: dict[tuple[str, int], tuple[list[Data], int]] = {}
     for checkpoint in checkpoints:
         if smiles_file is None:
             model, card, info, dataset, path = load_checkpoint_split(
                 checkpoint, split, data_overrides, device)
-            dataset_name = info.name
+            dataset_name, skipped = info.name, 0
         else:
             model, card, path = load_encoder_file(checkpoint, device)
             key = (card.featurizer, int(model.max_nodes))
             if key not in graphs_by_featurizer:
-                graphs_by_featurizer[key] = smiles_graphs(smiles_file,
-                                                          *key)[0]
-            dataset = graphs_by_featurizer[key]
+                graphs_by_featurizer[key] = smiles_graphs(smiles_file, *key)
+            dataset, skipped = graphs_by_featurizer[key]
             dataset_name = Path(smiles_file).name
         embeddings = graph_token_embeddings(model, dataset, batch_size,
                                             device)
@@ -203,6 +198,7 @@ def graph_token_report(checkpoints: Sequence[PathLike], output_dir: PathLike,
             'run': portable_path(path.parent, base),
             'split': split,
             'num_graphs': int(embeddings.size(0)),
+            'skipped': skipped,
             'uniformity': uniformity(embeddings),
             'anisotropy': anisotropy(embeddings),
         }

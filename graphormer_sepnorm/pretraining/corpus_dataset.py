@@ -13,6 +13,7 @@ from rdkit import Chem
 from torch_geometric.data import Data
 
 from ..data.featurize import FeaturizationError
+from ..data.prepared_data import prepared_data
 from ..predict.graphs import prepare_graph
 from .descriptors import DescriptorScaler, descriptor_values
 
@@ -90,18 +91,10 @@ class SmilesCorpus(torch.utils.data.Dataset):
                                  f"featurized")
 
     def _graph(self, smiles: str) -> Data:
-        x, edge_index, edge_attr, spd, path_next = prepare_graph(
-            smiles, self.featurizer, self.max_nodes)
-        if x.ndim == 1:
-            x = x.reshape(-1, 1)
-        mol = Chem.MolFromSmiles(smiles)
-        targets = self.scaler.transform(descriptor_values(mol))
-        return Data(x=torch.from_numpy(x),
-                    edge_index=torch.from_numpy(edge_index),
-                    edge_attr=torch.from_numpy(edge_attr),
-                    spd=torch.from_numpy(spd), path_next=torch.from_numpy(
-                        path_next), y=torch.from_numpy(targets).view(1, -1),
-                    num_nodes=x.shape[0])
+        graph = prepare_graph(smiles, self.featurizer, self.max_nodes)
+        targets = self.scaler.transform(
+            descriptor_values(Chem.MolFromSmiles(smiles)))
+        return prepared_data(graph, y=torch.from_numpy(targets).view(1, -1))
 
     def descriptor_sample(self, count: int) -> np.ndarray:
         r"""Raw descriptors of the first :obj:`count` molecules that parse

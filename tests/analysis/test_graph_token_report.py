@@ -252,6 +252,7 @@ def test_smiles_file_mode_equals_the_predictors_embeddings(workdir,
     embeddings = Predictor.from_checkpoint(run).embed(smiles)
     kept = torch.from_numpy(embeddings[~np.isnan(embeddings).any(1)])
     assert kept.shape[0] == model_row['num_graphs'] == 6
+    assert model_row['skipped'] == backbone_row['skipped'] == 1
     assert math.isclose(model_row['uniformity'], uniformity(kept),
                         rel_tol=1e-5, abs_tol=1e-6)
     assert math.isclose(model_row['anisotropy'], anisotropy(kept),
