@@ -37,11 +37,7 @@ import numpy as np
 import rdkit
 import torch
 import yaml
-from chemprop import nn as chemprop_nn
-from chemprop.data import MoleculeDatapoint, MoleculeDataset, build_dataloader
-from chemprop.featurizers import (MultiHotAtomFeaturizer,
-                                  MultiHotBondFeaturizer,
-                                  SimpleMoleculeMolGraphFeaturizer)
+from chemprop.data import build_dataloader
 from chemprop.models import MPNN
 from chemprop.nn.transforms import UnscaleTransform
 from lightning.pytorch import Trainer
@@ -53,6 +49,8 @@ from ..training.plots import plot_curves
 from ..training.preflight import check_run_dir, check_writable_folder
 from ..training.hardware import hardware_name
 from ..training.run_results import json_safe
+from .chemprop_model import (CHEMPROP_DEFAULTS, TASKS, build_chemprop_model,
+                             chemprop_datasets, predict_chemprop)
 from .clock import CpuBudgetClock
 from .history import EpochHistory
 from .molecule_splits import (SPLITS, MoleculeSplit, load_molecule_splits,
@@ -65,35 +63,6 @@ PathLike = Union[str, Path]
 
 #: ``model_family`` of the results, beside our Graphormer runs.
 MODEL_FAMILY = 'chemprop D-MPNN'
-
-#: The ``chemprop train`` defaults this baseline uses (chemprop 2.3).
-CHEMPROP_DEFAULTS = {
-    'message_passing': 'bond',
-    'message_hidden_dim': 300,
-    'depth': 3,
-    'message_bias': False,
-    'activation': 'relu',
-    'dropout': 0.0,
-    'aggregation': 'norm',
-    'aggregation_norm': 100.0,
-    'ffn_hidden_dim': 300,
-    'ffn_num_layers': 1,
-    'batch_norm': False,
-    'atom_features': 'V2',
-    'warmup_epochs': 2,
-    'init_lr': 1e-4,
-    'max_lr': 1e-3,
-    'final_lr': 1e-4,
-    'batch_size': 64,
-    'max_epochs': 50,
-}
-
-_TASKS = {
-    # dataset: (title, metric, higher is better, key chemprop logs it under)
-    'zinc_subset': ('ZINC-subset', 'mae', False, 'val/mae'),
-    'molhiv': ('ogbg-molhiv', 'rocauc', True, 'val/roc'),
-}
-
 
 def run_name(dataset: str, seed: int) -> str:
     r"""The run directory name, :obj:`<dataset>_chemprop_seed<seed>`
@@ -150,57 +119,6 @@ def _process_settings(threads: int) -> Iterator[None]:
     finally:
         torch.set_num_threads(saved[0])
         torch.use_deterministic_algorithms(saved[1], warn_only=saved[2])
-
-
-def _datasets(splits: dict[str, MoleculeSplit]):
-    featurizer = SimpleMoleculeMolGraphFeaturizer(
-        atom_featurizer=MultiHotAtomFeaturizer.v2(),
-        bond_featurizer=MultiHotBondFeaturizer())
-    datasets = {}
-    for split, part in splits.items():
-        points = [MoleculeDatapoint.from_smi(s, y=np.array([t]))
-                  for s, t in zip(part.smiles, part.targets)]
-        datasets[split] = MoleculeDataset(points, featurizer)
-        # Featurize once, as `chemprop train` does unless --no-cache.
-        datasets[split].cache = True
-    return featurizer, datasets
-
-
-def _build_model(dataset: str, featurizer, output_transform):
-    d = CHEMPROP_DEFAULTS
-    atom_dim, bond_dim = featurizer.shape
-    message_passing = chemprop_nn.BondMessagePassing(
-        d_v=atom_dim, d_e=bond_dim, d_h=d['message_hidden_dim'],
-        bias=d['message_bias'], depth=d['depth'], dropout=d['dropout'],
-        activation=d['activation'])
-    aggregation = chemprop_nn.NormAggregation(norm=d['aggregation_norm'])
-    head = dict(input_dim=message_passing.output_dim, n_tasks=1,
-                hidden_dim=d['ffn_hidden_dim'], n_layers=d['ffn_num_layers'],
-                dropout=d['dropout'], activation=d['activation'])
-    if dataset == 'zinc_subset':
-        predictor = chemprop_nn.RegressionFFN(
-            output_transform=output_transform, **head)
-        metric = chemprop_nn.MAE()
-    else:
-        predictor = chemprop_nn.BinaryClassificationFFN(**head)
-        metric = chemprop_nn.BinaryAUROC()
-    return MPNN(message_passing, aggregation, predictor,
-                batch_norm=d['batch_norm'], metrics=[metric],
-                warmup_epochs=d['warmup_epochs'], init_lr=d['init_lr'],
-                max_lr=d['max_lr'], final_lr=d['final_lr'])
-
-
-def _predict(model, dataset, batch_size: int) -> np.ndarray:
-    r"""Predictions in original units (ZINC) or probabilities (MolHIV)."""
-    loader = build_dataloader(dataset, batch_size, num_workers=0,
-                              shuffle=False, drop_last=False)
-    model.eval()
-    outputs = []
-    with torch.inference_mode():
-        for batch in loader:
-            bmg, V_d, X_d, *_ = batch
-            outputs.append(model(bmg, V_d, X_d)[:, 0])
-    return torch.cat(outputs).numpy().astype(np.float64)
 
 
 def _metric(metric: str, predictions: np.ndarray,
@@ -276,9 +194,9 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
             is not writable, or the run directory holds checkpoints without
             :obj:`resume` or nothing to resume.
     """
-    if dataset not in _TASKS:
+    if dataset not in TASKS:
         raise ValueError(f"Unknown dataset {dataset!r}; choose one of "
-                         f"{', '.join(_TASKS)}")
+                         f"{', '.join(TASKS)}")
     if max_epochs <= CHEMPROP_DEFAULTS['warmup_epochs']:
         raise ValueError(f"max_epochs must exceed chemprop's "
                          f"{CHEMPROP_DEFAULTS['warmup_epochs']} warmup "
@@ -287,7 +205,7 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
         if value < 1:
             raise ValueError(f"{name} must be at least 1, got {value}")
     clock = CpuBudgetClock(max_cpu_minutes)  # rejects a budget <= 0
-    title, metric, higher_is_better, logged_key = _TASKS[dataset]
+    title, metric, higher_is_better, logged_key = TASKS[dataset]
     check_writable_folder('--output-dir', output_dir)
     benchmark = dataset if train_molecules is None else \
         subsample_benchmark(dataset, train_molecules)
@@ -299,7 +217,7 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
         lightning.seed_everything(seed, workers=True, verbose=False)
         splits = load_molecule_splits(dataset, source, train_molecules)
         featurize_start = time.process_time()
-        featurizer, datasets = _datasets(splits)
+        featurizer, datasets = chemprop_datasets(splits)
         featurize_cpu_s = time.process_time() - featurize_start
         scale = 1.0
         output_transform = None
@@ -310,7 +228,7 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
             # chemprop validates on standardized targets: its MAE there is
             # ours divided by the training standard deviation.
             scale = float(scaler.scale_[0])
-        model = _build_model(dataset, featurizer, output_transform)
+        model = build_chemprop_model(dataset, featurizer, output_transform)
         run_dir.mkdir(parents=True, exist_ok=True)
         with open(run_dir / 'config.yaml', 'w') as f:
             yaml.safe_dump({
@@ -352,8 +270,9 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
                         weights_only=False)
         selected = MPNN.load_from_checkpoint(best.best_model_path,
                                              map_location='cpu')
-        val_predictions = _predict(selected, datasets['val'], batch_size)
-        test_predictions = _predict(selected, datasets['test'], batch_size)
+        val_predictions, test_predictions = (
+            predict_chemprop(selected, datasets[split], batch_size)
+            for split in ('val', 'test'))
 
     best_row = history.best_row(higher_is_better)
     _write_predictions(run_dir / 'test_predictions.csv', splits['test'],
