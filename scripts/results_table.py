@@ -8,8 +8,9 @@ time-to-accuracy and test-prediction plots (parity, ROC), and the table of
 tuning trials; with --geometry, the graph-token geometry of
 scripts/graph_token_analysis.py (SepNorm against ShareNorm). With --readme,
 also the generated blocks of the READMEs, wherever each is: the full
-results (results-table, in benchmarks/README.md), the results table alone
-(results-summary, in README.md) and the table of bundled models
+results (results-table, in benchmarks/README.md), the results table with
+what the pretrained backbones buy and the goals (results-summary, in
+README.md) and the table of bundled models
 (bundled-models, in scripts/README.md, from the model cards of the
 installed member files)."""
 import argparse
@@ -86,7 +87,8 @@ def main(argv=None) -> int:
                         'READMEs, wherever each is (without files: '
                         f'{" ".join(READMES)}): the full results '
                         '(results-table, required in one of them), the '
-                        'results table alone (results-summary) and the '
+                        'results table with the backbone and goal lines '
+                        '(results-summary) and the '
                         'bundled models (bundled-models, read from the '
                         'installed model cards); figure links are relative '
                         'to each README')

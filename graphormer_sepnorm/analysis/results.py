@@ -3,8 +3,9 @@ model the test metric at the best validation epoch (mean ± std over seeds)
 beside the paper's, the comparisons (see
 :mod:`~graphormer_sepnorm.analysis.comparisons`), seed ensembles, time to
 accuracy and the hardware (:func:`results_markdown`, in
-``benchmarks/README.md``), and the table alone (:func:`results_summary`, in
-the top-level ``README.md``)."""
+``benchmarks/README.md``), and the table with what the pretrained
+backbones buy and the goals (:func:`results_summary`, in the top-level
+``README.md``)."""
 from __future__ import annotations
 
 import statistics
@@ -62,9 +63,11 @@ def results_table(groups: Sequence[Group]) -> str:
     return '\n'.join(lines) + '\n'
 
 
+_NORM_NAMES = {'sep': 'SepNorm', 'share': 'ShareNorm'}
+
+
 def _short(group: Group) -> str:
-    return {'sep': 'SepNorm', 'share': 'ShareNorm'}.get(group.model,
-                                                        group.label)
+    return _NORM_NAMES.get(group.model, group.label)
 
 
 def comparison_table(groups: Sequence[Group]) -> str:
@@ -136,6 +139,35 @@ def verdicts(groups: Sequence[Group]) -> str:
             f"{len(c.second.runs)} seeds; 95% CI of the difference "
             f"[{d.low * scale:+.{digits}f}, {d.high * scale:+.{digits}f}], "
             f"Welch {p_text(d.p_value)}{minutes}): "
+            f"{'significant' if d.p_value < 0.05 else 'not significant'} "
+            f"at the 5% level.")
+    return '\n'.join(sentences) + ('\n' if sentences else '')
+
+
+def backbone_verdicts(groups: Sequence[Group]) -> str:
+    r"""What the pretrained backbones buy: one sentence per row fine-tuned
+    from a backbone that has a from-scratch twin (same norm, same variant
+    otherwise), with the difference of the mean test metrics, its 95%
+    confidence interval and Welch's p-value."""
+    sentences = []
+    for c in contrasts(groups):
+        if not (c.first.is_pretrained and c.second.is_graphormer
+                and not c.second.is_pretrained):
+            continue
+        scale, digits = _format(c.first)
+        d = c.comparison
+        where = ', '.join([c.first.dataset] + ([c.second.variant]
+                                               if c.second.variant else []))
+        norm = _NORM_NAMES[c.second.runs[0]['norm']]
+        sentences.append(
+            f"- **Backbone, {where}**: fine-tuning {norm} from its "
+            f"pretrained backbone instead of training it from scratch "
+            f"changes the mean test {_metric_name(c.first)} by "
+            f"{d.difference * scale:+.{digits}f} "
+            f"({'better' if c.first_is_better else 'worse'}; "
+            f"{len(c.first.runs)} vs {len(c.second.runs)} seeds; 95% CI "
+            f"[{d.low * scale:+.{digits}f}, {d.high * scale:+.{digits}f}], "
+            f"Welch {p_text(d.p_value)}): "
             f"{'significant' if d.p_value < 0.05 else 'not significant'} "
             f"at the 5% level.")
     return '\n'.join(sentences) + ('\n' if sentences else '')
@@ -246,10 +278,12 @@ def results_markdown(groups: Sequence[Group], figures: Sequence[str] = ()
 
 
 def results_summary(groups: Sequence[Group]) -> str:
-    r"""The short results block: the table of :func:`results_table`, the
-    goal verdicts of :func:`goal_verdicts` and the hardware."""
-    goals = goal_verdicts(groups)
-    return (results_table(groups) + '\n' + (goals + '\n' if goals else '')
+    r"""The short results block: the table of :func:`results_table`, what
+    the pretrained backbones buy (:func:`backbone_verdicts`), the goal
+    verdicts of
+    :func:`goal_verdicts` and the hardware."""
+    lines = backbone_verdicts(groups) + goal_verdicts(groups)
+    return (results_table(groups) + '\n' + (lines + '\n' if lines else '')
             + hardware_line(groups))
 
 
