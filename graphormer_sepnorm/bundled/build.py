@@ -269,6 +269,9 @@ def _describe(entry: BundledModel, run: _Run,
         'hardware': results.get('hardware'),
         'num_parameters': results.get('num_parameters'),
         'run_name': run.config.get('run_name'),
+        # The pretrained backbone the run was fine-tuned from, with its
+        # pretraining record (None: trained from scratch).
+        'init_from': results.get('init_from'),
         # As logged during training, with the float32 weights.
         'training_log': {key: results.get(key) for key in (
             'best_val_metric', 'best_epoch', 'best_step',

@@ -36,6 +36,9 @@ def _member_row(name: str, path: Path) -> str:
                 f"{extra.get('steps'):,} steps, "
                 f"{extra.get('cpu_time_s', 0) / 60:.1f} CPU minutes "
                 f"({extra.get('hardware', {}).get('device_name', '?')})")
+    backbone = extra.get('init_from')
+    if backbone:
+        training += f", fine-tuned from the pretrained {backbone['source']}"
     cells = [f'`{name}`', extra.get('dataset', '?'),
              f'`{path.name}`, {path.stat().st_size / 1e6:.2f} MB',
              training, _score(evaluation.get('val')),

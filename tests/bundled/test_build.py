@@ -50,7 +50,12 @@ def test_bundle_a_tuning_trial_and_a_final_run(tmp_path, zinc_root, capsys):
                       raw_source=str(source))
     recorded = json.loads((final / 'results.json').read_text())
     committed = tmp_path / 'committed_results.json'
-    committed.write_text(json.dumps({**recorded, 'protocol': PROTOCOL}))
+    # Fine-tuned from a backbone: the card must say so, with the record.
+    backbone = {'source': 'bundled:pretrained-sepnorm',
+                'file': 'pretrained_sepnorm.safetensors', 'sha256': 'ab12',
+                'pretraining': {'steps': 6000, 'graphs_seen': 384000}}
+    committed.write_text(json.dumps({**recorded, 'protocol': PROTOCOL,
+                                     'init_from': backbone}))
     out = tmp_path / 'bundled'
     out.mkdir()
     (out / 'zinc_seed7.safetensors').write_bytes(b'previous member')
@@ -101,6 +106,7 @@ def test_bundle_a_tuning_trial_and_a_final_run(tmp_path, zinc_root, capsys):
         if run_dir == final:
             assert extra['kind'] == 'final run'
             assert extra['protocol'] == PROTOCOL
+            assert extra['init_from'] == backbone
             assert evaluation['test']['metric'] == 'mae'
             assert evaluation['test']['value'] == pytest.approx(
                 _mae_with_rounded_weights(run_dir, splits.test, card),
@@ -108,6 +114,7 @@ def test_bundle_a_tuning_trial_and_a_final_run(tmp_path, zinc_root, capsys):
         else:
             assert extra['kind'] == 'tuning trial'
             assert extra['protocol'] is None
+            assert extra['init_from'] is None
             assert evaluation['test'].startswith('not measured: a tuning '
                                                  'trial')
         # No path of this machine, though the final run was trained with an

@@ -15,13 +15,15 @@ from bundle_helpers import tiny_model, zinc_card
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _member(folder: Path, seed: int, evaluation: dict) -> Path:
+def _member(folder: Path, seed: int, evaluation: dict,
+            init_from: dict | None = None) -> Path:
     card = zinc_card({'name': 'zinc_subset'})
     card.extra.update({
         'dataset': 'zinc_subset', 'kind': 'final run', 'norm': 'sep',
         'seed': seed, 'epochs': 36, 'steps': 5652, 'cpu_time_s': 1602.0,
         'hardware': {'device_name': 'Test CPU (2 cores)'},
-        'evaluation': evaluation, 'note': 'a | note'})
+        'evaluation': evaluation, 'note': 'a | note',
+        'init_from': init_from})
     path = folder / member_filename('zinc', seed)
     save_model(path, tiny_model(seed), card)
     return path
@@ -40,6 +42,16 @@ def test_rows_come_from_the_cards(tmp_path):
         f'(Test CPU (2 cores)) | MAE 0.3888 (1,000 graphs) | MAE 0.4285 '
         f'(1,000 graphs) | a \\| note |')
     assert lines[3].startswith('| `molhiv` | molhiv | none shipped yet')
+
+
+def test_a_fine_tuned_member_names_its_backbone(tmp_path):
+    _member(tmp_path, 1, {'val': {'metric': 'mae', 'value': 0.3,
+                                  'num_graphs': 10}},
+            init_from={'source': 'bundled:pretrained-sepnorm',
+                       'sha256': 'ab12'})
+    assert ('(Test CPU (2 cores)), fine-tuned from the pretrained '
+            'bundled:pretrained-sepnorm |') in bundled_models_markdown(
+                tmp_path)
 
 
 def test_a_test_split_not_measured_says_why(tmp_path):
