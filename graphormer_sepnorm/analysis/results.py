@@ -12,7 +12,7 @@ import statistics
 from pathlib import Path
 from typing import Sequence, Union
 
-from .comparisons import contrasts, p_text
+from .comparisons import Contrast, contrasts, p_text
 from .runs import GOALS, Group, common_threshold, minutes_to_reach
 
 PathLike = Union[str, Path]
@@ -70,6 +70,19 @@ def _short(group: Group) -> str:
     return _NORM_NAMES.get(group.model, group.label)
 
 
+def _interval(c: Contrast) -> str:
+    r"""The 95% confidence interval of :obj:`c`'s difference, in the
+    metric's display units."""
+    scale, digits = _format(c.first)
+    d = c.comparison
+    return f'[{d.low * scale:+.{digits}f}, {d.high * scale:+.{digits}f}]'
+
+
+def _significance(c: Contrast) -> str:
+    return ('significant' if c.comparison.p_value < 0.05 else
+            'not significant') + ' at the 5% level.'
+
+
 def comparison_table(groups: Sequence[Group]) -> str:
     r"""Graphormer + SepNorm against ShareNorm and against other model
     families on the test metric, per dataset: difference of means, 95%
@@ -89,7 +102,7 @@ def comparison_table(groups: Sequence[Group]) -> str:
             f'| {c.first.dataset} | {_metric_name(c.first)} '
             f'| {_short(c.first)} − {_short(c.second)} | {molecules} '
             f'| {d.difference * scale:+.{digits}f} '
-            f'| [{d.low * scale:+.{digits}f}, {d.high * scale:+.{digits}f}] '
+            f'| {_interval(c)} '
             f'| {p_text(d.p_value, named=False)} | {better} '
             f'| {"yes" if d.p_value < 0.05 else "no"} |')
     return '\n'.join(lines) + '\n'
@@ -137,10 +150,8 @@ def verdicts(groups: Sequence[Group]) -> str:
             f"{_short(c.second)}'s by {abs(d.difference) * scale:.{digits}f} "
             f"on average{where} ({len(c.first.runs)} vs "
             f"{len(c.second.runs)} seeds; 95% CI of the difference "
-            f"[{d.low * scale:+.{digits}f}, {d.high * scale:+.{digits}f}], "
-            f"Welch {p_text(d.p_value)}{minutes}): "
-            f"{'significant' if d.p_value < 0.05 else 'not significant'} "
-            f"at the 5% level.")
+            f"{_interval(c)}, Welch {p_text(d.p_value)}{minutes}): "
+            f"{_significance(c)}")
     return '\n'.join(sentences) + ('\n' if sentences else '')
 
 
@@ -151,8 +162,7 @@ def backbone_verdicts(groups: Sequence[Group]) -> str:
     confidence interval and Welch's p-value."""
     sentences = []
     for c in contrasts(groups):
-        if not (c.first.is_pretrained and c.second.is_graphormer
-                and not c.second.is_pretrained):
+        if not c.is_backbone_against_scratch:
             continue
         scale, digits = _format(c.first)
         d = c.comparison
@@ -166,10 +176,7 @@ def backbone_verdicts(groups: Sequence[Group]) -> str:
             f"{d.difference * scale:+.{digits}f} "
             f"({'better' if c.first_is_better else 'worse'}; "
             f"{len(c.first.runs)} vs {len(c.second.runs)} seeds; 95% CI "
-            f"[{d.low * scale:+.{digits}f}, {d.high * scale:+.{digits}f}], "
-            f"Welch {p_text(d.p_value)}): "
-            f"{'significant' if d.p_value < 0.05 else 'not significant'} "
-            f"at the 5% level.")
+            f"{_interval(c)}, Welch {p_text(d.p_value)}): {_significance(c)}")
     return '\n'.join(sentences) + ('\n' if sentences else '')
 
 
@@ -280,8 +287,7 @@ def results_markdown(groups: Sequence[Group], figures: Sequence[str] = ()
 def results_summary(groups: Sequence[Group]) -> str:
     r"""The short results block: the table of :func:`results_table`, what
     the pretrained backbones buy (:func:`backbone_verdicts`), the goal
-    verdicts of
-    :func:`goal_verdicts` and the hardware."""
+    verdicts of :func:`goal_verdicts` and the hardware."""
     lines = backbone_verdicts(groups) + goal_verdicts(groups)
     return (results_table(groups) + '\n' + (lines + '\n' if lines else '')
             + hardware_line(groups))
