@@ -12,6 +12,7 @@ import statistics
 from pathlib import Path
 from typing import Sequence, Union
 
+from ..models import NORM_NAMES
 from .comparisons import Contrast, contrasts, p_text
 from .runs import GOALS, Group, common_threshold, minutes_to_reach
 
@@ -63,11 +64,8 @@ def results_table(groups: Sequence[Group]) -> str:
     return '\n'.join(lines) + '\n'
 
 
-_NORM_NAMES = {'sep': 'SepNorm', 'share': 'ShareNorm'}
-
-
 def _short(group: Group) -> str:
-    return _NORM_NAMES.get(group.model, group.label)
+    return NORM_NAMES.get(group.model, group.label)
 
 
 def _interval(c: Contrast) -> str:
@@ -168,7 +166,7 @@ def backbone_verdicts(groups: Sequence[Group]) -> str:
         d = c.comparison
         where = ', '.join([c.first.dataset] + ([c.second.variant]
                                                if c.second.variant else []))
-        norm = _NORM_NAMES[c.second.runs[0]['norm']]
+        norm = NORM_NAMES[c.second.runs[0]['norm']]
         sentences.append(
             f"- **Backbone, {where}**: fine-tuning {norm} from its "
             f"pretrained backbone instead of training it from scratch "

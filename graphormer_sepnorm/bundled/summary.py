@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from ..checkpoint import read_card
+from ..models import NORM_NAMES
 from . import BUNDLED_MODELS, bundled_dir, member_paths
 
 __all__ = ['bundled_models_markdown']
@@ -29,8 +30,7 @@ def _member_row(name: str, path: Path) -> str:
     card, _ = read_card(path)
     extra = card.extra
     evaluation = extra.get('evaluation', {})
-    norm = {'sep': 'SepNorm', 'share': 'ShareNorm'}.get(extra.get('norm'),
-                                                        extra.get('norm'))
+    norm = NORM_NAMES.get(extra.get('norm'), extra.get('norm'))
     training = (f"{extra.get('kind', 'run')}, {norm}, seed "
                 f"{extra.get('seed')}: {extra.get('epochs')} epochs, "
                 f"{extra.get('steps'):,} steps, "

@@ -1,4 +1,4 @@
 r"""Models."""
-from .graphormer_sepnorm import GraphormerSepNorm
+from .graphormer_sepnorm import NORM_NAMES, GraphormerSepNorm
 
-__all__ = ['GraphormerSepNorm']
+__all__ = ['GraphormerSepNorm', 'NORM_NAMES']

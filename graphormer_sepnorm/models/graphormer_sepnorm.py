@@ -21,6 +21,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 SepNormPositions = Literal['all', 'blocks', 'final']
 
+#: The two normalization schemes by their :obj:`norm` value, with the names
+#: the paper gives them: separate norms for the graph token and the nodes,
+#: or one norm shared by all tokens.
+NORM_NAMES = {'sep': 'SepNorm', 'share': 'ShareNorm'}
+
 
 class GraphormerSepNorm(Module):
     r"""Graphormer, from the `"Do Transformers Really Perform Bad for Graph
@@ -169,7 +174,7 @@ class GraphormerSepNorm(Module):
             max_attention_distance=max_attention_distance,
             max_nodes=max_nodes, directed=directed,
             attention_buckets=attention_buckets)
-        _check_choice('norm', norm, ('sep', 'share'))
+        _check_choice('norm', norm, tuple(NORM_NAMES))
         _check_choice('sepnorm_positions', sepnorm_positions,
                       ('all', 'blocks', 'final'))
         self.out_channels = out_channels

@@ -10,6 +10,7 @@ from typing import Any, Optional
 import yaml
 
 from ...data.datasets import DATASET_NAMES
+from ...models import NORM_NAMES
 from ..metrics import METRIC_NAMES, TASK_METRICS
 
 #: Environment variable that overrides ``data.root`` (a command-line
@@ -92,7 +93,7 @@ _MODEL_DOCS: list[tuple[str, str, str, Optional[tuple], bool]] = [
     ('embedding_norm', 'bool',
      'Normalize the input tokens (encoder_normalize_before).', None, False),
     ('norm', 'str', 'SepNorm (`sep`) or one shared LayerNorm (`share`).',
-     ('sep', 'share'), False),
+     tuple(NORM_NAMES), False),
     ('graph_token_norm', 'str', "SepNorm's graph-token norm.",
      ('batch', 'layer'), False),
     ('node_token_norm', 'str', "SepNorm's node-token norm.",
