@@ -65,7 +65,13 @@ def results_table(groups: Sequence[Group]) -> str:
 
 
 def _short(group: Group) -> str:
-    return NORM_NAMES.get(group.model, group.label)
+    r"""A row's name in comparisons: a Graphormer's norm, with its protocol
+    variant in brackets so that a fine-tuned row and its from-scratch twin
+    read apart; another family's label."""
+    if not group.is_graphormer:
+        return group.label
+    name = NORM_NAMES[group.runs[0]['norm']]
+    return f'{name} [{group.variant}]' if group.variant else name
 
 
 def _interval(c: Contrast) -> str:
@@ -142,10 +148,10 @@ def verdicts(groups: Sequence[Group]) -> str:
                        f'{mean_std(c.first.cpu_minutes(), 1.0, 1)} vs '
                        f'{mean_std(c.second.cpu_minutes(), 1.0, 1)}')
         sentences.append(
-            f"- **{c.first.dataset}**: {_short(c.first)}'s test "
-            f"{_metric_name(c.first)} is "
+            f"- **{c.first.dataset}**, test {_metric_name(c.first)}: "
+            f"{_short(c.first)} is "
             f"{'better' if c.first_is_better else 'worse'} than "
-            f"{_short(c.second)}'s by {abs(d.difference) * scale:.{digits}f} "
+            f"{_short(c.second)} by {abs(d.difference) * scale:.{digits}f} "
             f"on average{where} ({len(c.first.runs)} vs "
             f"{len(c.second.runs)} seeds; 95% CI of the difference "
             f"{_interval(c)}, Welch {p_text(d.p_value)}{minutes}): "

@@ -115,7 +115,7 @@ def test_groups_tables_and_verdicts(runs):
     assert ("| zinc_subset | MAE | SepNorm − ShareNorm | each run's own "
             "| -0.060 |") in comparison
     assert '| SepNorm |' in comparison
-    assert "is better than ShareNorm's by 0.060" in verdicts(groups)
+    assert "test MAE: SepNorm is better than ShareNorm by 0.060" in verdicts(groups)
 
 
 def test_against_another_family_on_the_molecules_both_predicted(tmp_path):
@@ -139,7 +139,7 @@ def test_against_another_family_on_the_molecules_both_predicted(tmp_path):
     assert ('| molhiv_like | MAE | SepNorm − chemprop D-MPNN | 3 (common) '
             '| -0.350 |') in comparison
     sentence = verdicts(groups)
-    assert ("SepNorm's test MAE is better than chemprop D-MPNN's by 0.350 "
+    assert ("test MAE: SepNorm is better than chemprop D-MPNN by 0.350 "
             "on average on the 3 test molecules both predicted") in sentence
     assert 'CPU minutes per run 2.0 ± 0.0 vs 2.0 ± 0.0' in sentence
 
@@ -163,7 +163,7 @@ def test_a_graphormer_variant_on_a_benchmark_csv(tmp_path):
         ('zinc_subset', 'Graphormer + SepNorm, from SMILES', True, True),
         ('zinc_subset', 'chemprop D-MPNN', False, False)]
     comparison = comparison_table(groups)
-    assert ("| zinc_subset | MAE | Graphormer + SepNorm, from SMILES − "
+    assert ("| zinc_subset | MAE | SepNorm [from SMILES] − "
             "chemprop D-MPNN | each run's own | -0.100 |") in comparison
     trials = trials_table(load_runs(tmp_path))
     assert '### zinc_subset, from SMILES: best validation MAE' in trials
@@ -191,12 +191,12 @@ def test_pretrained_rows_against_scratch_share_and_chemprop(tmp_path):
     groups = group_runs(load_runs(tmp_path))
     table = comparison_table(groups)
     label = f'Graphormer + SepNorm, {pretrained}'
-    share_label = f'Graphormer (ShareNorm), {pretrained}'
+    short, share_short = f'SepNorm [{pretrained}]', f'ShareNorm [{pretrained}]'
     by_hand = {
-        (label, share_label): welch([0.770, 0.790], [0.750, 0.760]),
-        (label, 'SepNorm'): welch([0.770, 0.790], [0.720, 0.740]),
-        (label, 'chemprop D-MPNN'): welch([0.770, 0.790], [0.775, 0.779]),
-        (share_label, 'chemprop D-MPNN'): welch([0.750, 0.760],
+        (short, share_short): welch([0.770, 0.790], [0.750, 0.760]),
+        (short, 'SepNorm'): welch([0.770, 0.790], [0.720, 0.740]),
+        (short, 'chemprop D-MPNN'): welch([0.770, 0.790], [0.775, 0.779]),
+        (share_short, 'chemprop D-MPNN'): welch([0.750, 0.760],
                                                 [0.775, 0.779]),
     }
     for (first, second), c in by_hand.items():
@@ -204,7 +204,11 @@ def test_pretrained_rows_against_scratch_share_and_chemprop(tmp_path):
                 f"own | {100 * c.difference:+.2f} | [{100 * c.low:+.2f}, "
                 f"{100 * c.high:+.2f}] |") in table, (first, second)
     # No pretrained ShareNorm row without a scratch ShareNorm twin.
-    assert f'{share_label} − ShareNorm' not in table
+    assert f'{share_short} − ShareNorm' not in table
+    # Each verdict names the fine-tuned row and its twin apart.
+    assert (f"- **molhiv**, test ROC-AUC (%): {short} is better than "
+            f"SepNorm by {100 * by_hand[(short, 'SepNorm')].difference:.2f} "
+            f"on average") in verdicts(groups)
     goals = goal_verdicts(groups)
     assert goals == (
         f"- **Goal, molhiv**: {label}: mean test ROC-AUC (%) 78.00 over 2 "
@@ -214,7 +218,7 @@ def test_pretrained_rows_against_scratch_share_and_chemprop(tmp_path):
     assert goals in summary
     # The summary says what the backbone buys (pretrained against scratch),
     # and leaves the other comparisons to the full results.
-    scratch = by_hand[(label, 'SepNorm')]
+    scratch = by_hand[(short, 'SepNorm')]
     assert (f"- **Backbone, molhiv**: fine-tuning SepNorm from its pretrained "
             f"backbone instead of training it from scratch changes the mean "
             f"test ROC-AUC (%) by {100 * scratch.difference:+.2f} (better; 2 "
