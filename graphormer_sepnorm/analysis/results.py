@@ -82,6 +82,19 @@ def _interval(c: Contrast) -> str:
     return f'[{d.low * scale:+.{digits}f}, {d.high * scale:+.{digits}f}]'
 
 
+def _minutes(c: Contrast) -> str:
+    r"""Both sides' CPU minutes per run."""
+    return (f'CPU minutes per run {mean_std(c.first.cpu_minutes(), 1.0, 1)} '
+            f'vs {mean_std(c.second.cpu_minutes(), 1.0, 1)}')
+
+
+def _place(group: Group) -> str:
+    r"""A fine-tuned row's dataset, with the variant of its from-scratch
+    twin (*e.g.* 'from SMILES (OGB features)') when it has one."""
+    variant = group.scratch_variant
+    return ', '.join([group.dataset] + ([variant] if variant else []))
+
+
 def _significance(c: Contrast) -> str:
     return ('significant' if c.comparison.p_value < 0.05 else
             'not significant') + ' at the 5% level.'
@@ -142,11 +155,7 @@ def verdicts(groups: Sequence[Group]) -> str:
         d = c.comparison
         where = ('' if c.molecules is None else
                  f' on the {c.molecules:,} test molecules both predicted')
-        minutes = ''
-        if not c.second.is_graphormer:
-            minutes = (f'; CPU minutes per run '
-                       f'{mean_std(c.first.cpu_minutes(), 1.0, 1)} vs '
-                       f'{mean_std(c.second.cpu_minutes(), 1.0, 1)}')
+        minutes = '' if c.second.is_graphormer else f'; {_minutes(c)}'
         sentences.append(
             f"- **{c.first.dataset}**, test {_metric_name(c.first)}: "
             f"{_short(c.first)} is "
@@ -170,17 +179,39 @@ def backbone_verdicts(groups: Sequence[Group]) -> str:
             continue
         scale, digits = _format(c.first)
         d = c.comparison
-        where = ', '.join([c.first.dataset] + ([c.second.variant]
-                                               if c.second.variant else []))
         norm = NORM_NAMES[c.second.runs[0]['norm']]
         sentences.append(
-            f"- **Backbone, {where}**: fine-tuning {norm} from its "
+            f"- **Backbone, {_place(c.first)}**: fine-tuning {norm} from its "
             f"pretrained backbone instead of training it from scratch "
             f"changes the mean test {_metric_name(c.first)} by "
             f"{d.difference * scale:+.{digits}f} "
             f"({'better' if c.first_is_better else 'worse'}; "
             f"{len(c.first.runs)} vs {len(c.second.runs)} seeds; 95% CI "
             f"{_interval(c)}, Welch {p_text(d.p_value)}): {_significance(c)}")
+    return '\n'.join(sentences) + ('\n' if sentences else '')
+
+
+def peer_verdicts(groups: Sequence[Group]) -> str:
+    r"""The pretrained SepNorm rows against each other model family on the
+    same data (*e.g.* chemprop, which trains from scratch here): one
+    sentence each with the difference of the mean test metrics, its 95%
+    confidence interval, Welch's p-value and both sides' CPU minutes per
+    run."""
+    sentences = []
+    for c in contrasts(groups):
+        if not (c.first.is_pretrained and c.first.is_sepnorm
+                and not c.second.is_graphormer):
+            continue
+        scale, digits = _format(c.first)
+        sentences.append(
+            f"- **Against {c.second.label}, {_place(c.first)}**: SepNorm "
+            f"fine-tuned from its pretrained backbone is "
+            f"{'better' if c.first_is_better else 'worse'} by "
+            f"{abs(c.comparison.difference) * scale:.{digits}f} in mean test "
+            f"{_metric_name(c.first)} ({len(c.first.runs)} vs "
+            f"{len(c.second.runs)} seeds; 95% CI {_interval(c)}, Welch "
+            f"{p_text(c.comparison.p_value)}; {_minutes(c)}): "
+            f"{_significance(c)}")
     return '\n'.join(sentences) + ('\n' if sentences else '')
 
 
@@ -290,9 +321,12 @@ def results_markdown(groups: Sequence[Group], figures: Sequence[str] = ()
 
 def results_summary(groups: Sequence[Group]) -> str:
     r"""The short results block: the table of :func:`results_table`, what
-    the pretrained backbones buy (:func:`backbone_verdicts`), the goal
-    verdicts of :func:`goal_verdicts` and the hardware."""
-    lines = backbone_verdicts(groups) + goal_verdicts(groups)
+    the pretrained backbones buy (:func:`backbone_verdicts`), how the
+    fine-tuned SepNorm rows fare against the other families
+    (:func:`peer_verdicts`), the goal verdicts of :func:`goal_verdicts` and
+    the hardware."""
+    lines = (backbone_verdicts(groups) + peer_verdicts(groups)
+             + goal_verdicts(groups))
     return (results_table(groups) + '\n' + (lines + '\n' if lines else '')
             + hardware_line(groups))
 

@@ -226,6 +226,17 @@ def test_pretrained_rows_against_scratch_share_and_chemprop(tmp_path):
             f"{100 * scratch.high:+.2f}], Welch p = ") in summary
     assert summary.count('- **Backbone') == 1
     assert 'ShareNorm from its pretrained' not in summary
+    # ... and how the fine-tuned SepNorm row fares against chemprop:
+    # (0.770 + 0.790) / 2 - (0.775 + 0.779) / 2 = +0.003, i.e. 0.30 points.
+    peer = by_hand[(short, 'chemprop D-MPNN')]
+    assert math.isclose(peer.difference, 0.003)
+    assert (f"- **Against chemprop D-MPNN, molhiv**: SepNorm fine-tuned from "
+            f"its pretrained backbone is better by 0.30 in mean test ROC-AUC "
+            f"(%) (2 vs 2 seeds; 95% CI [{100 * peer.low:+.2f}, "
+            f"{100 * peer.high:+.2f}], Welch p = ") in summary
+    assert ("CPU minutes per run 20.5 ± 0.7 vs 30.0 ± 0.0): not significant "
+            "at the 5% level.") in summary
+    assert summary.count('- **Against') == 1
 
 
 def test_a_missed_goal_says_by_how_much(tmp_path):
