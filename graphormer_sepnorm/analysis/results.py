@@ -199,8 +199,7 @@ def peer_verdicts(groups: Sequence[Group]) -> str:
     run."""
     sentences = []
     for c in contrasts(groups):
-        if not (c.first.is_pretrained and c.first.is_sepnorm
-                and not c.second.is_graphormer):
+        if not c.is_pretrained_sepnorm_against_peer:
             continue
         scale, digits = _format(c.first)
         sentences.append(
