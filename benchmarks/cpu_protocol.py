@@ -57,6 +57,7 @@ Example::
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import shutil
@@ -75,6 +76,9 @@ REPO = Path(__file__).resolve().parents[1]
 #: machine), nor ``curves.png`` (a plot of ``metrics.csv``).
 ARTEFACTS = ('config.yaml', 'metrics.csv', 'results.json',
              'test_predictions.csv')
+#: Kept gzipped (a third of the size), with results.json naming the
+#: compressed file: the per-molecule predictions are most of the tree.
+COMPRESSED = ('test_predictions.csv',)
 #: Plan keys copied into each kept results.json (how the results group it).
 RESULT_LABELS = ('benchmark', 'variant')
 #: Environment of every run: one thread per run, runs side by side.
@@ -232,10 +236,16 @@ def keep_artefacts(run: Run, plan_path: Path, commit: str) -> None:
     run.kept_dir.mkdir(parents=True, exist_ok=True)
     for name in ARTEFACTS:
         source = run.run_dir / name
-        if source.is_file():
+        if source.is_file() and name in COMPRESSED:
+            gzip_copy(source, run.kept_dir / f'{name}.gz')
+        elif source.is_file():
             shutil.copy2(source, run.kept_dir / name)
     results_path = run.kept_dir / 'results.json'
     results = json.loads(results_path.read_text())
+    for key, name in list(results.items()):
+        if name in COMPRESSED and (run.kept_dir / f'{name}.gz').is_file():
+            results[key] = f'{name}.gz'
+
     results['protocol'] = {'plan': plan_path.as_posix(), 'trial': run.trial,
                            'overrides': run.trial_overrides,
                            'config': run.config or None, 'commit': commit}
@@ -249,6 +259,13 @@ def keep_artefacts(run: Run, plan_path: Path, commit: str) -> None:
         raise RuntimeError(f"{run.kept_dir} holds absolute paths {absolute}; "
                            f"run from the repository root with relative "
                            f"paths")
+
+
+def gzip_copy(source: Path, target: Path) -> None:
+    r""":obj:`source` gzipped into :obj:`target`, the same bytes for the
+    same file (no name or time in the header)."""
+    with open(source, 'rb') as f, open(target, 'wb') as out:
+        out.write(gzip.compress(f.read(), compresslevel=9, mtime=0))
 
 
 def _absolute_paths(value) -> list[str]:

@@ -11,6 +11,7 @@ fair on the 4,111 both predicted.
 from __future__ import annotations
 
 import csv
+import gzip
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,15 +29,18 @@ def read_test_predictions(run: dict) -> Optional[dict[int, tuple[float,
     :func:`~graphormer_sepnorm.analysis.results.load_runs`, as
     :obj:`{id: (target, prediction)}`, or :obj:`None` when the run kept
     none (its :obj:`results.json` names no :obj:`test_predictions` file, or
-    the file is missing). Only single-target files are read (columns
-    :obj:`id`, :obj:`target`, :obj:`prediction`)."""
+    the file is missing), plain or gzipped (``.csv.gz``). Only
+    single-target files are read (columns :obj:`id`, :obj:`target`,
+    :obj:`prediction`)."""
     name = run.get('test_predictions')
     if not name or not run.get('path'):
         return None
     path = Path(run['path']) / name
     if not path.is_file():
         return None
-    with open(path, newline='') as f:
+    # Kept runs hold them gzipped (benchmarks/cpu_protocol.py).
+    opener = gzip.open if path.suffix == '.gz' else open
+    with opener(path, 'rt', newline='') as f:
         return {int(row['id']): (float(row['target']),
                                  float(row['prediction']))
                 for row in csv.DictReader(f)}

@@ -195,3 +195,36 @@ def test_bad_chemprop_plans_are_clear_errors(tmp_path, extra, message):
     plan = _chemprop_plan(tmp_path, **extra)
     result = _run(_relative(plan), '--dry-run')
     assert result.returncode == 2 and message in result.stderr
+
+
+def test_test_predictions_are_kept_gzipped_and_read_back(tmp_path):
+    """The per-molecule predictions (most of the committed tree) are kept
+    as test_predictions.csv.gz, named so in results.json, the same bytes
+    for the same file, and the results generator reads them as the CSV."""
+    from types import SimpleNamespace
+
+    from benchmark_helpers import script_module
+
+    from graphormer_sepnorm.analysis.test_predictions import \
+        read_test_predictions
+    protocol = script_module('cpu_protocol')
+    run_dir, kept = tmp_path / 'run', tmp_path / 'kept'
+    run_dir.mkdir()
+    (run_dir / 'config.yaml').write_text('seed: 0\n')
+    (run_dir / 'results.json').write_text(json.dumps(
+        {'test_predictions': 'test_predictions.csv'}))
+    rows = 'id,target,prediction\n3,1.5,1.25\n7,-2.0,-1.75\n'
+    (run_dir / 'test_predictions.csv').write_text(rows)
+    run = SimpleNamespace(run_dir=run_dir, kept_dir=kept, trial='t',
+                          trial_overrides=[], config='c.yaml',
+                          chemprop_args=None, labels={})
+    protocol.keep_artefacts(run, Path('plan.yaml'), 'abc')
+    assert sorted(p.name for p in kept.iterdir()) == [
+        'config.yaml', 'results.json', 'test_predictions.csv.gz']
+    results = json.loads((kept / 'results.json').read_text())
+    assert results['test_predictions'] == 'test_predictions.csv.gz'
+    first = (kept / 'test_predictions.csv.gz').read_bytes()
+    protocol.keep_artefacts(run, Path('plan.yaml'), 'abc')
+    assert (kept / 'test_predictions.csv.gz').read_bytes() == first
+    assert read_test_predictions(dict(results, path=str(kept))) == {
+        3: (1.5, 1.25), 7: (-2.0, -1.75)}
