@@ -111,6 +111,11 @@ class PretrainingLitModule(RunModule):
         if datamodule is not None and datamodule.scaler is not None:
             self.scaler = datamodule.scaler
 
+    def compile_network(self) -> None:
+        # Training runs the encoder through encode(), not forward(); an
+        # attribute of the instance, so the parameters keep their names.
+        self.model.encode = torch.compile(self.model.encode, dynamic=True)
+
     # ------------------------------------------------------------------
     # Objectives
 

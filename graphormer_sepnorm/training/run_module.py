@@ -43,6 +43,8 @@ class RunModule(LightningModule):
       batches only), summed over resumes;
     * :attr:`history`, one row per validation, appended to
       :obj:`metrics_file` (rank 0) after each;
+    * :obj:`train.compile` compiles the network (:meth:`compile_network`)
+      when fitting starts;
     * checkpoints hold these and the random generators' states (plain values
       and tensors: they load with :obj:`weights_only=True`); subclasses add
       theirs with :meth:`extra_state` and :meth:`load_extra_state`.
@@ -141,6 +143,20 @@ class RunModule(LightningModule):
     def epoch_train_loss(self) -> float:
         return (float(self.train_loss.compute())
                 if self.train_loss.update_count else math.nan)
+
+    # ------------------------------------------------------------------
+    # Compilation (train.compile)
+
+    def on_fit_start(self) -> None:
+        if self.config['train']['compile']:
+            self.compile_network()
+
+    def compile_network(self) -> None:
+        r"""Compiles what training runs of the network
+        (:obj:`train.compile`): here the model's forward, in place
+        (:meth:`torch.nn.Module.compile`), so that the parameters keep
+        their names (no :obj:`_orig_mod.` prefix) in checkpoints."""
+        self.model.compile(dynamic=True)
 
     # ------------------------------------------------------------------
     # Clocks

@@ -1,5 +1,6 @@
 """An objective weighted 0 freezes its head, and every parameter left
-trainable gets a gradient from one step (what DDP requires)."""
+trainable gets a gradient from one step (what DDP requires); train.compile
+compiles the encoder, checkpoint keys unchanged."""
 import pytest
 from torch_geometric.data import Batch
 
@@ -41,3 +42,14 @@ def test_every_trainable_parameter_gets_a_gradient(batch, weights, frozen):
                     for name, p in module.named_parameters()
                     if not p.requires_grad}
     assert frozen_heads == frozen
+
+
+def test_compile_compiles_the_encoder_in_place():
+    config = load_config(CONFIG, ['train.compile=true', *TINY_MODEL],
+                         env={}, check_paths=False)
+    compiled, plain = PretrainingLitModule(config), PretrainingLitModule(
+        config)
+    compiled.on_fit_start()
+    assert hasattr(compiled.model.encode, '_torchdynamo_orig_callable')
+    assert not hasattr(plain.model.encode, '_torchdynamo_orig_callable')
+    assert list(compiled.state_dict()) == list(plain.state_dict())

@@ -1,5 +1,6 @@
 """metrics.csv is appended at each validation, not rewritten, and after a
-resume still holds the rows of the checkpoint (and only those)."""
+resume still holds the rows of the checkpoint (and only those);
+train.compile compiles the network in place (checkpoint keys unchanged)."""
 import csv
 import os
 from types import SimpleNamespace
@@ -59,3 +60,37 @@ def test_a_replaced_row_rewrites_the_file(tmp_path):
     module.append_history({'epoch': 1, 'step': 8, 'val_mae': 0.4}, COLUMNS)
     module.append_history({'epoch': 1, 'step': 8, 'val_mae': 0.3}, COLUMNS)
     assert _rows(path) == [COLUMNS, ['0', '4', '0.5'], ['1', '8', '0.3']]
+
+
+def test_compile_keeps_the_checkpoint_keys(tmp_path):
+    import torch
+    from graphormer_sepnorm.training.config import load_config
+    from graphormer_sepnorm.training.lit_module import GraphormerLitModule
+    from training_helpers import CONFIGS, TINY_MODEL
+    config = load_config(CONFIGS / 'zinc_subset_sepnorm.yaml',
+                         ['train.compile=true', *TINY_MODEL], env={},
+                         check_paths=False)
+    compiled, plain = GraphormerLitModule(config), GraphormerLitModule(config)
+    compiled.on_fit_start()
+    assert compiled.model._compiled_call_impl is not None  # compiled
+    assert plain.model._compiled_call_impl is None
+    state = compiled.state_dict()
+    assert list(state) == list(plain.state_dict())
+    assert not any('_orig_mod' in key for key in state)
+    # Round trip through a file into a module that was never compiled.
+    torch.save(state, tmp_path / 'state.pt')
+    plain.load_state_dict(torch.load(tmp_path / 'state.pt',
+                                     weights_only=True))
+    for key, value in plain.state_dict().items():
+        assert torch.equal(value, state[key]), key
+
+
+def test_compile_is_off_by_default():
+    from graphormer_sepnorm.training.config import load_config
+    from graphormer_sepnorm.training.lit_module import GraphormerLitModule
+    from training_helpers import CONFIGS, TINY_MODEL
+    module = GraphormerLitModule(load_config(
+        CONFIGS / 'zinc_subset_sepnorm.yaml', TINY_MODEL, env={},
+        check_paths=False))
+    module.on_fit_start()
+    assert module.model._compiled_call_impl is None

@@ -251,6 +251,10 @@ def _build_options() -> list[Option]:
           'the tensorboard package).'),
         o('train.num_sanity_val_steps', 'int', 0, 'Validation batches run '
           'before training as a smoke test.'),
+        o('train.compile', 'bool', False, 'Compile the network for training '
+          'with `torch.compile(dynamic=True)`, in place, so checkpoints keep '
+          'their key names; the first steps (and each new graph size '
+          'pattern) are slower while it compiles.'),
         # pretrain (data.name: pretraining)
         o('pretrain.corpus', 'str', None, 'pretraining: the folder holding '
           'train.smi and val.smi (scripts/make_pretraining_corpus.py); null: '
