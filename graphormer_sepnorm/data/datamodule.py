@@ -17,6 +17,7 @@ from .csv_splits import write_run_records
 from .datasets import (GraphSplits, data_info, load_data_splits, prepare_raw,
                        target_statistics)
 from .errors import DataError
+from .file_lock import folder_lock
 from .graph_store import DeviceGraphStore
 
 __all__ = ['GraphDataModule']
@@ -38,8 +39,9 @@ class GraphDataModule(_Base):
     r"""Loads and batches the splits named by a validated :obj:`data`
     configuration section (see :mod:`graphormer_sepnorm.training.config`).
 
-    :meth:`prepare_data` (one process per node) copies raw files and runs
-    the cached preprocessing; :meth:`setup` loads the cache in every process,
+    :meth:`prepare_data` (one process per node, one node at a time on a
+    shared :obj:`data.root`: see :func:`~graphormer_sepnorm.data.file_lock.
+    folder_lock`) copies raw files and runs the cached preprocessing; :meth:`setup` loads the cache in every process,
     checks that the training split fills a batch and computes the
     training-target statistics. For a CSV dataset, the global-rank-zero
     process also writes the split used (and the rows skipped) into
@@ -69,13 +71,16 @@ class GraphDataModule(_Base):
         self._stores: dict[str, DeviceGraphStore] = {}
 
     def prepare_data(self) -> None:
-        if self.cfg['name'] != 'csv':
-            prepare_raw(self.cfg['name'], self.cfg['root'],
-                        self.cfg['raw_source'])
-        with warnings.catch_warnings():
-            # setup() loads the splits again and warns about the CSV's rows
-            warnings.simplefilter('ignore', CSVDataWarning)
-            load_data_splits(self.cfg)
+        # Once per node: nodes sharing data.root take turns (folder_lock).
+        with folder_lock(self.cfg['root']):
+            if self.cfg['name'] != 'csv':
+                prepare_raw(self.cfg['name'], self.cfg['root'],
+                            self.cfg['raw_source'])
+            with warnings.catch_warnings():
+                # setup() loads the splits again and warns about the CSV's
+                # rows
+                warnings.simplefilter('ignore', CSVDataWarning)
+                load_data_splits(self.cfg)
 
     def setup(self, stage: Optional[str] = None) -> None:
         if self.splits is not None:

@@ -123,9 +123,9 @@ def build_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
     parser.add_argument('--device', default='cpu',
                         help='torch device, e.g. cpu or cuda (default: cpu)')
     parser.add_argument('--num-workers', type=int, default=None, metavar='N',
-                        help='worker processes on CPU (default: one per core '
-                        'for inputs above one chunk; 0: predict in this '
-                        'process)')
+                        help='worker processes (default: one per core, one '
+                        'per core but one with a GPU, for inputs above one '
+                        'chunk; 0: predict in this process)')
     parser.add_argument('--quiet', action='store_true',
                         help='no progress bar (the summary line stays)')
     return parser

@@ -309,11 +309,12 @@ class _Run:
                 self.embedding_writer = EmbeddingWriter(
                     embeddings, self.predictor.embedding_columns)
             chunks = self._chunks(rows, done)
+            function, finish = self.predictor.chunk_functions(
+                batch_size, embed=embed)
             for chunk, result in stream_chunks(
-                    lambda molecules, kind: self.predictor.run_chunk(
-                        molecules, batch_size, kind, embed=embed),
-                    chunks, num_workers,
-                    on_cpu=self.predictor.device.type == 'cpu'):
+                    function, chunks, num_workers,
+                    on_cpu=self.predictor.device.type == 'cpu',
+                    finish=finish):
                 written = self._write(chunk, result, done)
                 bar.update(written)
             self._finish()

@@ -8,8 +8,8 @@ import json
 from dataclasses import asdict, dataclass
 from itertools import islice
 from pathlib import Path
-from typing import (TYPE_CHECKING, Any, Iterable, Iterator, Optional,
-                    Sequence, Union)
+from typing import (TYPE_CHECKING, Any, Callable, Iterable, Iterator,
+                    Optional, Sequence, Union)
 
 import numpy as np
 import torch
@@ -26,9 +26,26 @@ from .workers import Chunk, ChunkFunction, single_thread, stream_chunks
 if TYPE_CHECKING:  # pragma: no cover
     from ..models import GraphormerSepNorm
 
-__all__ = ['Predictor', 'ChunkResult']
+__all__ = ['Predictor', 'ChunkResult', 'FeaturizedChunk', 'is_device_error']
 
 PathLike = Union[str, Path]
+
+
+@dataclass
+class FeaturizedChunk:
+    r"""What :meth:`Predictor.featurize_chunk` returns for one chunk.
+
+    Attributes:
+        smiles (list[str]): Each molecule's SMILES, in input order.
+        errors (list[str or None]): Why each molecule has no graph, or
+            :obj:`None`.
+        graphs (list[Graph]): The graphs of the molecules that have one.
+        positions (list[int]): The input position of each graph.
+    """
+    smiles: list[str]
+    errors: list[Optional[str]]
+    graphs: list[Graph]
+    positions: list[int]
 
 
 @dataclass
@@ -242,11 +259,9 @@ class Predictor:
                 and predicted together. (default: :obj:`max(1024, 8 *
                 batch_size)`)
         """
-        for predictions in self._map_chunks(
-                lambda molecules, kind: self.predict_chunk(
-                    molecules, batch_size, kind),
-                smiles, batch_size, num_workers, chunk_size):
-            yield from predictions
+        for result in self._map_chunks(smiles, batch_size, num_workers,
+                                       chunk_size):
+            yield from result.predictions
 
     def predict_table(self, smiles: Sequence[str], batch_size: int = 128,
                       num_workers: Optional[int] = None
@@ -270,18 +285,18 @@ class Predictor:
         :attr:`embedding_columns`). Arguments as for :meth:`predict_iter`.
         """
         blocks = [result.embeddings for result in self._map_chunks(
-            lambda molecules, kind: self.run_chunk(
-                molecules, batch_size, kind, predict=False, embed=True),
-            smiles, batch_size, num_workers, chunk_size)]
+            smiles, batch_size, num_workers, chunk_size, predict=False,
+            embed=True)]
         if not blocks:
             return np.empty((0, len(self.embedding_columns)), np.float32)
         return np.concatenate(blocks)
 
-    def _map_chunks(self, function: ChunkFunction, smiles: Iterable[str],
-                    batch_size: int, num_workers: Optional[int],
-                    chunk_size: Optional[int]) -> Iterator[Any]:
-        r"""The result of :obj:`function` on each chunk of :obj:`smiles`,
-        in order, in worker processes or not."""
+    def _map_chunks(self, smiles: Iterable[str], batch_size: int,
+                    num_workers: Optional[int], chunk_size: Optional[int],
+                    predict: bool = True, embed: bool = False
+                    ) -> Iterator[ChunkResult]:
+        r"""The :meth:`run_chunk` result of each chunk of :obj:`smiles`, in
+        order, in worker processes or not."""
         if isinstance(smiles, str):
             raise PredictionError(
                 "Give a sequence of SMILES strings, not one string; wrap a "
@@ -290,8 +305,10 @@ class Predictor:
         iterator = iter(smiles)
         chunks = (Chunk(molecules) for molecules in
                   iter(lambda: list(islice(iterator, chunk_size)), []))
+        function, finish = self.chunk_functions(batch_size, predict, embed)
         for _, result in stream_chunks(function, chunks, num_workers,
-                                       on_cpu=self.device.type == 'cpu'):
+                                       on_cpu=self.device.type == 'cpu',
+                                       finish=finish):
             yield result
 
     def check_sizes(self, batch_size: int, chunk_size: Optional[int]) -> int:
@@ -321,7 +338,8 @@ class Predictor:
                   embed: bool = False) -> ChunkResult:
         r"""Featurizes, sorts by size, batches and runs one chunk of
         molecules: SMILES strings, or SDF records when :obj:`kind` is
-        :obj:`"sdf"`.
+        :obj:`"sdf"` (:meth:`featurize_chunk`, then
+        :meth:`run_featurized`).
 
         Args:
             molecules (list of str): The chunk.
@@ -334,11 +352,28 @@ class Predictor:
                 (see :meth:`embed`). With :obj:`predict`, the encoder runs
                 once for each. (default: :obj:`False`)
         """
+        return self.run_featurized(self.featurize_chunk(molecules, kind),
+                                   batch_size, predict, embed)
+
+    def chunk_functions(self, batch_size: int, predict: bool = True,
+                        embed: bool = False
+                        ) -> tuple[ChunkFunction, Callable[[Any], Any]]:
+        r"""The two halves of :meth:`run_chunk` as
+        :func:`~graphormer_sepnorm.predict.workers.stream_chunks` takes
+        them: :meth:`featurize_chunk` (CPU work, in worker processes
+        whatever the model's device) and :meth:`run_featurized` with the
+        other arguments bound."""
+        return (self.featurize_chunk,
+                lambda featurized: self.run_featurized(
+                    featurized, batch_size, predict, embed))
+
+    def featurize_chunk(self, molecules: Sequence[str],
+                        kind: str = SMILES) -> FeaturizedChunk:
+        r"""The CPU half of :meth:`run_chunk`: each molecule's SMILES and
+        graph, or why it has none (picklable: worker processes return
+        it)."""
         smiles: list[str] = list(molecules)
-        # The fields of each molecule's Prediction besides its SMILES.
-        outputs: list[dict[str, Any]] = [{}] * len(smiles)
-        embeddings = (np.full((len(smiles), len(self.embedding_columns)),
-                              np.nan, np.float32) if embed else None)
+        errors: list[Optional[str]] = [None] * len(smiles)
         graphs: list[Graph] = []
         positions: list[int] = []
         for i, molecule in enumerate(molecules):
@@ -349,12 +384,25 @@ class Predictor:
                 graphs.append(self._prepare(smiles[i]))
                 positions.append(i)
             except FeaturizationError as error:
-                outputs[i] = {'error': str(error)}
+                errors[i] = str(error)
             except Exception as error:  # One bad molecule never stops the rest.
-                outputs[i] = {'error': f"SMILES {smiles[i]!r} could not be "
-                                       f"featurized ({type(error).__name__}: "
-                                       f"{error})"}
+                errors[i] = (f"SMILES {smiles[i]!r} could not be featurized "
+                             f"({type(error).__name__}: {error})")
+        return FeaturizedChunk(smiles, errors, graphs, positions)
 
+    def run_featurized(self, featurized: FeaturizedChunk, batch_size: int,
+                       predict: bool = True, embed: bool = False
+                       ) -> ChunkResult:
+        r"""The model half of :meth:`run_chunk` (on :attr:`device`): sorts
+        the graphs by size, batches and runs them."""
+        smiles, graphs, positions = (featurized.smiles, featurized.graphs,
+                                     featurized.positions)
+        # The fields of each molecule's Prediction besides its SMILES.
+        outputs: list[dict[str, Any]] = [
+            {} if error is None else {'error': error}
+            for error in featurized.errors]
+        embeddings = (np.full((len(smiles), len(self.embedding_columns)),
+                              np.nan, np.float32) if embed else None)
         # Stable sort by size: each batch holds molecules of similar size.
         order = sorted(range(len(graphs)), key=lambda k: graphs[k][0].shape[0])
         with torch.inference_mode():
@@ -388,11 +436,18 @@ class Predictor:
                         entry['embedding'] = row
                 return fields
         except (ValueError, IndexError, RuntimeError) as error:
+            if is_device_error(error):
+                # The device, not a molecule: retrying one by one would only
+                # fail again (a CUDA error leaves the context unusable).
+                raise PredictionError(
+                    f"The model failed on {self.device} "
+                    f"({_first_line(error)}); stopped. Out of memory: lower "
+                    f"the batch size (--batch-size); otherwise restart the "
+                    f"process, or predict on the CPU (--device cpu)"
+                ) from None
             if len(graphs) == 1:
-                message = str(error).splitlines()[0] if str(error) else \
-                    type(error).__name__
                 return [{'error': f"The model could not predict this "
-                                  f"molecule ({message})"}]
+                                  f"molecule ({_first_line(error)})"}]
             # Find the molecule(s) at fault; the others still get values.
             return [output for graph in graphs
                     for output in self._run_batch([graph], predict, embed)]
@@ -417,3 +472,26 @@ class Predictor:
         :obj:`[num_graphs, len(embedding_columns)]`."""
         return self.model.graph_embedding(batch).detach().to(
             'cpu', torch.float32).numpy()
+
+
+#: Parts of the messages of errors that come from the device, not from a
+#: molecule (CUDA errors, device-side asserts, cuBLAS/cuDNN failures).
+_DEVICE_ERROR_MARKERS = ('CUDA', 'cuda', 'device-side assert', 'CUBLAS',
+                         'cuBLAS', 'CUDNN', 'cuDNN')
+
+
+def is_device_error(error: BaseException) -> bool:
+    r"""Whether :obj:`error` is a failure of the accelerator (a CUDA error,
+    a device-side assert, CUDA out of memory) rather than of the molecules
+    of the batch."""
+    kinds = tuple(kind for kind in (getattr(torch.cuda, 'CudaError', None),
+                                    getattr(torch, 'AcceleratorError', None),
+                                    torch.cuda.OutOfMemoryError)
+                  if isinstance(kind, type))
+    return isinstance(error, kinds) or any(
+        marker in str(error) for marker in _DEVICE_ERROR_MARKERS)
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).splitlines()[0] if str(error) else \
+        type(error).__name__

@@ -4,7 +4,8 @@ processes, with a bounded number of chunks in flight.
 On a CPU with several cores, chunks are handled end to end by worker
 processes with one thread each: featurization is Python-bound and a 12-layer
 model with 80 channels uses a second thread poorly, so data parallelism uses
-the cores best. The workers are forked from the process holding the model
+the cores best. With the model on an accelerator, the workers featurize
+and this process runs the model. The workers are forked from the process holding the model
 (every member of an ensemble), which they share copy-on-write.
 
 This module knows nothing of models or files: it maps a function (the
@@ -30,8 +31,8 @@ import torch
 from .molecules import SMILES
 from .prediction import PredictionError
 
-__all__ = ['Chunk', 'ChunkFunction', 'stream_chunks', 'available_cores',
-           'single_thread']
+__all__ = ['Chunk', 'ChunkFunction', 'stream_chunks', 'worker_count',
+           'available_cores', 'single_thread']
 
 Result = TypeVar('Result')
 #: What is done to each chunk: :obj:`(molecules, kind) -> result`, the
@@ -60,34 +61,59 @@ class Chunk:
 
 
 def stream_chunks(function: ChunkFunction, chunks: Iterable[Chunk],
-                  num_workers: Optional[int] = None, on_cpu: bool = True
+                  num_workers: Optional[int] = None, on_cpu: bool = True,
+                  finish: Optional[Callable[[Any], Result]] = None
                   ) -> Iterator[tuple[Chunk, Result]]:
-    r"""Applies :obj:`function` to the molecules of each chunk and yields
-    each chunk with its result, in input order.
+    r"""Applies :obj:`function` (then :obj:`finish`) to the molecules of
+    each chunk and yields each chunk with its result, in input order.
 
     Args:
         function (callable): :obj:`(molecules, kind) -> result`, e.g. a
-            predictor's :meth:`predict_chunk` with its batch size bound.
-            Worker processes inherit it (fork), so it need not be picklable;
-            its results must be.
+            predictor's :meth:`featurize_chunk`. Worker processes inherit
+            it (fork), so it need not be picklable; its results must be.
         chunks (Iterable[Chunk]): The input, read lazily: at most
             :obj:`3 * num_workers` chunks are held at a time.
         num_workers (int, optional): Worker processes; :obj:`0` works in
-            this process; :obj:`None` starts one per available core on CPU
-            (where processes can be forked) once there is more than one
-            chunk. (default: :obj:`None`)
-        on_cpu (bool, optional): Whether the model runs on CPU; worker
-            processes are for CPU only. (default: :obj:`True`)
+            this process; :obj:`None`: see :func:`worker_count`.
+            (default: :obj:`None`)
+        on_cpu (bool, optional): Whether the model runs on CPU: then
+            :obj:`finish` runs in the workers too (end to end, one chunk
+            per core); on an accelerator the workers only run
+            :obj:`function` (featurizing on the CPU) and :obj:`finish` (the
+            model) runs in this process. (default: :obj:`True`)
+        finish (callable, optional): :obj:`result -> result`, applied to
+            each result of :obj:`function`. (default: :obj:`None`, none)
     """
     chunks = iter(chunks)
     lookahead = list(_take(chunks, 2))
-    workers = _num_workers(num_workers, on_cpu, len(lookahead) > 1)
+    workers = worker_count(num_workers, on_cpu, len(lookahead) > 1)
     chunks = chain(lookahead, chunks)
+    if finish is None:
+        work, here = function, _unchanged
+    elif on_cpu or workers == 0:
+        work, here = _Then(function, finish), _unchanged
+    else:
+        work, here = function, finish
     if workers == 0:
         for chunk in chunks:
-            yield chunk, function(chunk.molecules, chunk.kind)
+            yield chunk, work(chunk.molecules, chunk.kind)
         return
-    yield from _stream_in_workers(function, chunks, workers)
+    for chunk, result in _stream_in_workers(work, chunks, workers):
+        yield chunk, here(result)
+
+
+def _unchanged(result: Any) -> Any:
+    return result
+
+
+@dataclass
+class _Then:
+    r""":obj:`finish(function(molecules, kind))`."""
+    function: ChunkFunction
+    finish: Callable[[Any], Any]
+
+    def __call__(self, molecules: list[str], kind: str) -> Any:
+        return self.finish(self.function(molecules, kind))
 
 
 def _stream_in_workers(function: ChunkFunction, chunks: Iterator[Chunk],
@@ -131,25 +157,37 @@ def _take(iterator: Iterator, count: int) -> Iterator:
         yield item
 
 
-def _num_workers(num_workers: Optional[int], on_cpu: bool,
-                 several_chunks: bool) -> int:
+def worker_count(num_workers: Optional[int], on_cpu: bool,
+                 several_chunks: bool, cores: Optional[int] = None) -> int:
+    r"""The worker processes :func:`stream_chunks` starts.
+
+    :obj:`num_workers` if given (workers featurize on the CPU whatever the
+    model's device). Otherwise none for a single chunk or where processes
+    cannot be forked; else one per core when the model runs on CPU (each
+    worker runs it too), and one per core but one on an accelerator (the
+    workers featurize, this process feeds the device).
+
+    Args:
+        num_workers (int, optional): The requested number, or :obj:`None`.
+        on_cpu (bool): Whether the model runs on CPU.
+        several_chunks (bool): Whether the input holds more than one chunk.
+        cores (int, optional): Cores available. (default:
+            :func:`available_cores`)
+    """
     if num_workers is not None:
         if not isinstance(num_workers, int) or num_workers < 0:
             raise PredictionError(f"num_workers must be a non-negative "
                                   f"integer, got {num_workers!r}")
-        if num_workers > 0 and not on_cpu:
-            raise PredictionError(
-                "Worker processes run the model on CPU; use "
-                "num_workers=0 with a GPU")
         if num_workers > 0 and not _can_fork():
             raise PredictionError(
                 "Worker processes need the 'fork' start method (Linux); use "
                 "num_workers=0 here")
         return num_workers
-    if not several_chunks or not on_cpu or not _can_fork():
+    if not several_chunks or not _can_fork():
         return 0
-    cores = available_cores()
-    return cores if cores > 1 else 0
+    cores = available_cores() if cores is None else cores
+    workers = cores if on_cpu else cores - 1
+    return workers if cores > 1 else 0
 
 
 def _can_fork() -> bool:

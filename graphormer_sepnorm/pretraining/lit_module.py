@@ -16,6 +16,7 @@ from ..analysis.graph_token import anisotropy, uniformity
 from ..data.featurize import featurizer_vocab_sizes
 from ..models import GraphormerSepNorm
 from ..training.config import model_arguments
+from ..training.init_from import HEAD_MODULES
 from ..training.run_module import RunModule
 from .descriptors import DESCRIPTOR_NAMES, DescriptorScaler
 from .objectives import MaskedAtomHead, descriptor_loss, mask_atoms
@@ -49,7 +50,8 @@ class PretrainingLitModule(RunModule):
 
     with the weights :obj:`pretrain.atom_loss_weight` and
     :obj:`pretrain.descriptor_loss_weight` (a zero weight turns its
-    objective off). A molecule's mask is drawn from the run's seed, the step
+    objective off and freezes its head: the masked-atom head, or the
+    model's prediction head). A molecule's mask is drawn from the run's seed, the step
     and its line in the corpus (:func:`~graphormer_sepnorm.pretraining.
     objectives.mask_atoms`), so a resumed run masks as the interrupted one
     would have and data-parallel processes as one process; validation masks
@@ -83,6 +85,13 @@ class PretrainingLitModule(RunModule):
         self.mask_token = Parameter(torch.empty(hidden))
         torch.nn.init.normal_(self.mask_token, std=0.02)
         self.atom_head = MaskedAtomHead(hidden, atom_vocab)
+        # The head of an objective weighted 0 would get no gradient, which
+        # DDP refuses: it is frozen, so no process trains it.
+        unused = (([self.atom_head] if self.atom_weight == 0 else []) +
+                  ([getattr(self.model, name) for name in HEAD_MODULES]
+                   if self.descriptor_weight == 0 else []))
+        for head in unused:
+            head.requires_grad_(False)
         self.scaler: Optional[DescriptorScaler] = None
         self.val_means = torch.nn.ModuleDict({
             name: MeanMetric() for name in (
@@ -101,6 +110,11 @@ class PretrainingLitModule(RunModule):
         datamodule = getattr(self.trainer, 'datamodule', None)
         if datamodule is not None and datamodule.scaler is not None:
             self.scaler = datamodule.scaler
+
+    def compile_network(self) -> None:
+        # Training runs the encoder through encode(), not forward(); an
+        # attribute of the instance, so the parameters keep their names.
+        self.model.encode = torch.compile(self.model.encode, dynamic=True)
 
     # ------------------------------------------------------------------
     # Objectives

@@ -49,7 +49,7 @@ class GraphormerLitModule(RunModule):
     :obj:`train.eval_test` is false), so the test metric at the best
     validation epoch can be reported (OGB convention); each
     validation appends a row to :attr:`history` and, with
-    :obj:`metrics_file`, rewrites that CSV.
+    :obj:`metrics_file`, appends it to that CSV.
 
     Args:
         config (dict): A validated configuration
@@ -172,7 +172,10 @@ class GraphormerLitModule(RunModule):
             'wall_time_s': float(self.wall_time_s),
             'cpu_time_s': float(self.cpu_time_s),
         }
-        self.append_history(row, history_columns(self.metric_keys))
+        # Validations every N steps may fall twice in one epoch.
+        by_steps = self.config['train']['val_every_n_steps'] is not None
+        self.append_history(row, history_columns(self.metric_keys),
+                            key='step' if by_steps else 'epoch')
 
     def best_row(self) -> Optional[dict]:
         r"""The history row of the best validation metric (first one on

@@ -15,14 +15,15 @@ change, since in training mode BatchNorm uses the statistics of each batch.
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional
+import contextlib
+from typing import Iterable, Iterator, Optional
 
 import torch
 from lightning.pytorch.callbacks import Callback
 
 from ..data.batch_loader import GraphBatchLoader, loader_layout
 
-__all__ = ['recalibrate_batch_norm', 'PreciseBatchNorm']
+__all__ = ['recalibrate_batch_norm', 'seeded_generators', 'PreciseBatchNorm']
 
 #: Added to the run's seed for the order of the recalibration batches, so
 #: that they are not the first batches of the first epoch.
@@ -41,16 +42,49 @@ def recalibrate_batch_norm(model: torch.nn.Module, batches: Iterable,
     r"""Re-estimates every BatchNorm's running statistics of :obj:`model`
     on :obj:`batches` with the weights frozen, each batch weighing the same
     (:func:`torch.optim.swa_utils.update_bn`), in training mode as the
-    statistics were gathered (dropout on, seeded by :obj:`seed` on a forked
-    generator, so that the caller's random state is kept). Returns the
-    number of BatchNorm layers (none: nothing runs)."""
+    statistics were gathered (dropout on, seeded by :obj:`seed`; see
+    :func:`seeded_generators`, which keeps the caller's random state).
+    Returns the number of BatchNorm layers (none: nothing runs)."""
     from torch.optim.swa_utils import update_bn
     norms = batch_norms(model)
     if norms:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
+        with seeded_generators(seed, device):
             update_bn(batches, model, device=device)
     return len(norms)
+
+
+@contextlib.contextmanager
+def seeded_generators(seed: int, device: Optional[torch.device] = None
+                      ) -> Iterator[None]:
+    r"""Runs the block with the CPU generator and, if :obj:`device` is a
+    CUDA device, that device's generator seeded with :obj:`seed`, and
+    restores both states after.
+
+    Only these two are touched: :func:`torch.manual_seed` would also seed
+    every other CUDA device, and :func:`torch.random.fork_rng` without
+    devices would not restore the CUDA state it changed, so the run's
+    dropout on the GPU would be re-seeded at every validation.
+
+    Args:
+        seed (int): The seed.
+        device (torch.device, optional): Where the model runs.
+            (default: :obj:`None`, the CPU)
+    """
+    device = torch.device(device) if device is not None else None
+    cuda = device is not None and device.type == 'cuda'
+    if cuda and device.index is None:
+        device = torch.device('cuda', torch.cuda.current_device())
+    cpu_state = torch.get_rng_state()
+    cuda_state = torch.cuda.get_rng_state(device) if cuda else None
+    try:
+        torch.default_generator.manual_seed(seed)
+        if cuda:
+            torch.cuda.default_generators[device.index].manual_seed(seed)
+        yield
+    finally:
+        torch.set_rng_state(cpu_state)
+        if cuda:
+            torch.cuda.set_rng_state(cuda_state, device)
 
 
 class PreciseBatchNorm(Callback):

@@ -22,7 +22,8 @@ from torchmetrics import MeanMetric
 from ..nn.categorical_embedding import reads_back_cheaply
 from .lr_schedule import polynomial_decay_scheduler
 
-__all__ = ['RunModule', 'NonFiniteLossError', 'write_history']
+__all__ = ['RunModule', 'NonFiniteLossError', 'write_history',
+           'append_history_row']
 
 
 #: Steps between two reads of the losses on an accelerator (see
@@ -45,8 +46,10 @@ class RunModule(LightningModule):
     * :attr:`wall_time_s`, :attr:`cpu_time_s` (this process; the budget
       measure on a shared machine) and :attr:`train_time_s` (training
       batches only), summed over resumes;
-    * :attr:`history`, one row per validation, rewritten to
+    * :attr:`history`, one row per validation, appended to
       :obj:`metrics_file` (rank 0) after each;
+    * :obj:`train.compile` compiles the network (:meth:`compile_network`)
+      when fitting starts;
     * checkpoints hold these and the random generators' states (plain values
       and tensors: they load with :obj:`weights_only=True`); subclasses add
       theirs with :meth:`extra_state` and :meth:`load_extra_state`.
@@ -66,6 +69,7 @@ class RunModule(LightningModule):
         self.train_loss = MeanMetric(nan_strategy='disable')
         self.train_loss.persistent(True)
         self.history: list[dict[str, float]] = []
+        self._history_written = False  # metrics_file by this process
         self.wall_time_s = 0.0  # total over resumes
         self.cpu_time_s = 0.0
         self.train_time_s = 0.0  # training batches only (no validation)
@@ -184,6 +188,20 @@ class RunModule(LightningModule):
                 if self.train_loss.update_count else math.nan)
 
     # ------------------------------------------------------------------
+    # Compilation (train.compile)
+
+    def on_fit_start(self) -> None:
+        if self.config['train']['compile']:
+            self.compile_network()
+
+    def compile_network(self) -> None:
+        r"""Compiles what training runs of the network
+        (:obj:`train.compile`): here the model's forward, in place
+        (:meth:`torch.nn.Module.compile`), so that the parameters keep
+        their names (no :obj:`_orig_mod.` prefix) in checkpoints."""
+        self.model.compile(dynamic=True)
+
+    # ------------------------------------------------------------------
     # Clocks
 
     def on_train_start(self) -> None:
@@ -219,11 +237,19 @@ class RunModule(LightningModule):
                        key: str = 'epoch') -> None:
         r"""Adds the row of this validation (replacing a row of the same
         :obj:`key`, :obj:`"epoch"` or :obj:`"step"`, as after a resume) and
-        rewrites :obj:`metrics_file`."""
+        appends it to :obj:`metrics_file`. The first write of a process
+        (a resume: the file may hold rows the checkpoint does not) and a
+        replaced row rewrite the file from :attr:`history` instead, so the
+        file always holds the history."""
+        replaced = any(r[key] == row[key] for r in self.history)
         self.history = [r for r in self.history
                         if r[key] != row[key]] + [row]
         if self.metrics_file and self.trainer.is_global_zero:
-            write_history(self.history, self.metrics_file, columns)
+            if replaced or not self._history_written:
+                write_history(self.history, self.metrics_file, columns)
+                self._history_written = True
+            else:
+                append_history_row(row, self.metrics_file, columns)
 
     # ------------------------------------------------------------------
     # Checkpoint state
@@ -302,8 +328,19 @@ def write_history(history: list[dict], path, columns: list[str]) -> None:
         writer = csv.DictWriter(f, fieldnames=columns)
         writer.writeheader()
         for row in history:
-            writer.writerow({k: _csv_value(row.get(k)) for k in columns})
+            _write_row(writer, row, columns)
     tmp.replace(path)
+
+
+def append_history_row(row: dict, path, columns: list[str]) -> None:
+    r"""Appends one row to a CSV that :func:`write_history` wrote with the
+    same :obj:`columns`."""
+    with open(path, 'a', newline='') as f:
+        _write_row(csv.DictWriter(f, fieldnames=columns), row, columns)
+
+
+def _write_row(writer: csv.DictWriter, row: dict, columns: list[str]) -> None:
+    writer.writerow({k: _csv_value(row.get(k)) for k in columns})
 
 
 def _csv_value(value):

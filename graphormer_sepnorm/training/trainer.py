@@ -33,8 +33,8 @@ from .hardware import hardware_name, resolved_accelerator
 from .run_results import finalize_run
 
 # finalize_run and hardware_name are re-exported: they were defined here.
-__all__ = ['train', 'build_trainer', 'start_run', 'fit', 'finalize_run',
-           'hardware_name']
+__all__ = ['train', 'build_trainer', 'validation_interval', 'start_run',
+           'fit', 'finalize_run', 'hardware_name']
 
 def _precision(config: dict, accelerator: str) -> str:
     precision = config['train']['precision']
@@ -43,6 +43,19 @@ def _precision(config: dict, accelerator: str) -> str:
     if accelerator == 'cuda' and torch.cuda.is_bf16_supported():
         return 'bf16-mixed'
     return '32-true'
+
+
+def validation_interval(config: dict) -> Optional[int]:
+    r"""The optimizer steps between validations of supervised training:
+    :obj:`train.val_every_n_steps`, or :obj:`train.max_steps` when that is
+    fewer (a short run still validates at its end); :obj:`None` (validate
+    by epochs) when :obj:`train.val_every_n_steps` is null."""
+    t = config['train']
+    if t['val_every_n_steps'] is None:
+        return None
+    if t['max_steps'] is not None:
+        return min(t['val_every_n_steps'], t['max_steps'])
+    return t['val_every_n_steps']
 
 
 def build_trainer(config: dict, run_dir: Path,
@@ -61,8 +74,7 @@ def build_trainer(config: dict, run_dir: Path,
             :obj:`train.monitor`.
         val_check_interval (int, optional): Validate every this many
             training batches, counted across epochs (pretraining, whose
-            epochs are long); :obj:`None`: every
-            :obj:`train.check_val_every_n_epoch` epochs.
+            epochs are long); :obj:`None`: :func:`validation_interval`.
         extra_callbacks (sequence, optional): More Lightning callbacks, run
             after the checkpoint callbacks.
     """
@@ -103,6 +115,8 @@ def build_trainer(config: dict, run_dir: Path,
         callbacks.insert(0, PreciseBatchNorm(t['precise_bn_batches'],
                                              config['data']['batch_size'],
                                              config['seed']))
+    if val_check_interval is None:
+        val_check_interval = validation_interval(config)
     accelerator = resolved_accelerator(config)
     kwargs: dict[str, Any] = {}
     if accelerator == 'cpu':

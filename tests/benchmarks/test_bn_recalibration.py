@@ -27,7 +27,8 @@ def tiny_run(zinc_root, tmp_path_factory):
         'model.num_layers=1', 'model.hidden_channels=16',
         'model.ffn_channels=16', 'model.num_heads=2', 'optim.lr=1e-2',
         'optim.warmup_steps=2', 'train.max_steps=8', 'optim.total_steps=8',
-        'train.progress_bar=false', 'train.eval_test=false']) == 0
+        'train.progress_bar=false', 'train.eval_test=false',
+        'train.val_every_n_steps=null']) == 0
     return out / 'bn'
 
 

@@ -336,3 +336,19 @@ def test_help(capsys):
                  '--shard', '--top', '--by', '--ascending', '--batch-size',
                  '--chunk-size', '--device', '--num-workers', '--quiet'):
         assert flag in out
+
+
+def test_a_device_error_is_one_line_and_status_2(zinc_ckpt, zinc_smiles,
+                                                 monkeypatch, capsys):
+    from graphormer_sepnorm.predict import Predictor
+
+    def fails(self, batch):
+        raise RuntimeError('CUDA error: device-side assert triggered\n'
+                           'Compile with TORCH_USE_CUDA_DSA')
+
+    monkeypatch.setattr(Predictor, '_values', fails)
+    assert cli.main(['--checkpoint', str(zinc_ckpt), '--num-workers', '0',
+                     '--smiles', *zinc_smiles[:3]]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and 'device-side assert' in err[0]
+    assert '--batch-size' in err[0] and 'Traceback' not in err[0]

@@ -217,6 +217,42 @@ def test_model_failure_is_per_row(zinc, zinc_smiles, monkeypatch):
     assert 'single atoms rejected' in predictions[5].error
 
 
+@pytest.mark.parametrize('error', [
+    RuntimeError('CUDA error: device-side assert triggered\nCUDA kernel '
+                 'errors might be asynchronously reported'),
+    torch.cuda.OutOfMemoryError('CUDA out of memory. Tried to allocate 2 GiB'),
+    RuntimeError('CUBLAS_STATUS_EXECUTION_FAILED when calling cublasSgemm'),
+])
+def test_a_device_error_stops_instead_of_retrying_each_molecule(
+        zinc, zinc_smiles, monkeypatch, error):
+    calls = []
+
+    def forward(batch):
+        calls.append(batch.num_graphs)
+        raise error
+
+    monkeypatch.setattr(zinc.model, 'forward', forward)
+    with pytest.raises(PredictionError) as raised:
+        zinc.predict(zinc_smiles[:6], batch_size=8, num_workers=0)
+    message = str(raised.value)
+    assert '\n' not in message and 'stopped' in message
+    assert str(error).splitlines()[0] in message
+    assert calls == [6]  # no molecule-by-molecule retry
+
+
+def test_only_device_errors_count_as_device_errors():
+    is_device_error = predictor_module.is_device_error
+    assert is_device_error(RuntimeError('CUDA error: an illegal memory access '
+                                        'was encountered'))
+    assert is_device_error(torch.cuda.OutOfMemoryError('out of memory'))
+    assert is_device_error(RuntimeError('Expected all tensors to be on the '
+                                        'same device, cuda:0 and cpu'))
+    assert not is_device_error(ValueError('graph with 600 nodes, more than '
+                                          'max_nodes=512'))
+    assert not is_device_error(IndexError('index 40 is out of bounds'))
+    assert not is_device_error(RuntimeError('shape mismatch'))
+
+
 # Checkpoints #################################################################
 
 

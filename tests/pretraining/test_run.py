@@ -91,6 +91,33 @@ def test_worker_processes_featurize_the_same_batches(corpus, straight_run,
     assert _backbone_diff(straight_run, tmp_path / 'workers') == 0
 
 
+def test_resume_with_worker_processes_continues_exactly(corpus, straight_run,
+                                                       tmp_path):
+    # Stopped mid-epoch and resumed, featurized by 2 workers: the batches
+    # and masks of the straight run without workers.
+    workers = 'data.num_workers=2'
+    first = run_script(PRETRAIN, *pretrain_args(corpus, tmp_path, 'w',
+                                                workers, 'train.max_steps=12'))
+    assert first.returncode == 0, first.stderr[-3000:]
+    second = run_script(PRETRAIN, '--resume', str(tmp_path / 'w'),
+                        'train.max_steps=24', workers)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert _comparable(metrics_rows(straight_run)) == _comparable(
+        metrics_rows(tmp_path / 'w'))
+    assert _backbone_diff(straight_run, tmp_path / 'w') == 0
+
+
+def test_the_gpu_recipes_featurize_in_workers_the_cpu_budget_does_not():
+    from graphormer_sepnorm.training.config import load_config
+    folder = REPO / 'configs' / 'pretrain'
+    for name, workers in (('sepnorm', 8), ('sharenorm', 8),
+                          ('cpu_sepnorm', 0), ('cpu_sharenorm', 0)):
+        config = load_config(folder / f'{name}.yaml', env={},
+                             check_paths=False)
+        assert config['data']['num_workers'] == workers, name
+        assert config['data']['pin_memory']  # applied on CUDA only
+
+
 def test_two_process_ddp_matches_one_process(corpus, tmp_path):
     """gloo, two processes of 8 molecules against one of 16: each molecule
     is masked the same wherever it is, the losses are normalized by global
@@ -175,3 +202,24 @@ def test_the_card_keeps_the_corpus_counts_and_no_paths():
     assert summary['removed_from'] == [{'source': 'molhiv', 'split': 'test',
                                         'molecules': 5, 'matched_total': 2}]
     assert '/home/someone' not in json.dumps(summary)
+
+
+def test_ddp_with_a_zero_weighted_objective(corpus, tmp_path):
+    """The descriptor objective off: the model's prediction head gets no
+    gradient, which DDP refuses unless that head is left out of training;
+    two gloo processes then match one process."""
+    common = ('train.precision=64-true', 'model.dropout=0',
+              'model.attention_dropout=0', 'model.activation_dropout=0',
+              'train.accelerator=cpu', 'train.max_steps=8',
+              'optim.total_steps=8', 'pretrain.descriptor_loss_weight=0')
+    one = run_script(PRETRAIN, *pretrain_args(corpus, tmp_path, 'one',
+                                              *common))
+    assert one.returncode == 0, one.stderr[-3000:]
+    ddp = run_script(PRETRAIN, *pretrain_args(
+        corpus, tmp_path, 'ddp', *common, 'train.strategy=ddp',
+        'train.devices=2'), timeout=400)
+    assert ddp.returncode == 0, ddp.stderr[-3000:]
+    [a], [b] = metrics_rows(tmp_path / 'one'), metrics_rows(tmp_path / 'ddp')
+    for key in ('train_loss', 'val_loss', 'val_atom_loss'):
+        assert float(a[key]) == pytest.approx(float(b[key]), rel=1e-6), key
+    assert _backbone_diff(tmp_path / 'one', tmp_path / 'ddp') < 1e-6

@@ -10,7 +10,8 @@ from torch_geometric.nn import global_mean_pool
 
 from graphormer_sepnorm.models import GraphormerSepNorm
 from graphormer_sepnorm.training.precise_bn import (batch_norms,
-                                                    recalibrate_batch_norm)
+                                                    recalibrate_batch_norm,
+                                                    seeded_generators)
 from training_helpers import (TRAIN, metrics_rows, run_script, without_time,
                               zinc_args)
 
@@ -120,3 +121,58 @@ def test_a_count_below_one_is_refused(zinc_root, tmp_path, value):
                                           f'train.precise_bn_batches={value}'))
     assert result.returncode == 2
     assert "'train.precise_bn_batches' must be > 0" in result.stderr
+
+
+def test_recalibration_leaves_every_cuda_generator_alone(monkeypatch):
+    # torch.manual_seed seeds all CUDA devices (lazily without CUDA); the
+    # recalibration must seed the CPU generator only when the model is on
+    # the CPU, and restore it.
+    calls = []
+    monkeypatch.setattr(torch.cuda, 'manual_seed_all',
+                        lambda seed: calls.append(seed))
+    monkeypatch.setattr(torch.cuda, 'manual_seed',
+                        lambda seed: calls.append(seed))
+    graphs = [Data(x=torch.randn(n, 2)) for n in (3, 2, 4, 2)]
+    model = PooledBatchNorm()
+    torch.manual_seed(123)
+    calls.clear()
+    state = torch.get_rng_state()
+    recalibrate_batch_norm(model, DataLoader(graphs, batch_size=2), seed=5)
+    assert calls == []
+    assert torch.equal(torch.get_rng_state(), state)
+
+
+class FakeGenerator:
+    def __init__(self):
+        self.seeds = []
+
+    def manual_seed(self, seed):
+        self.seeds.append(seed)
+        return self
+
+
+def test_a_cuda_model_seeds_and_restores_its_own_device_only(monkeypatch):
+    # The CUDA branch without a GPU: device 1's generator is seeded and its
+    # state put back; device 0's generator and manual_seed_all are not used.
+    generators = [FakeGenerator(), FakeGenerator()]
+    restored, seeded_all = [], []
+    cuda_state = torch.arange(4, dtype=torch.uint8)
+    monkeypatch.setattr(torch.cuda, 'default_generators', generators)
+    monkeypatch.setattr(torch.cuda, 'get_rng_state',
+                        lambda device: cuda_state if device.index == 1
+                        else pytest.fail(f'read {device}'))
+    monkeypatch.setattr(torch.cuda, 'set_rng_state',
+                        lambda state, device: restored.append((state,
+                                                               device)))
+    monkeypatch.setattr(torch.cuda, 'manual_seed_all', seeded_all.append)
+    torch.manual_seed(99)
+    seeded_all.clear()
+    cpu_state = torch.get_rng_state()
+    with seeded_generators(7, torch.device('cuda', 1)):
+        draw = torch.rand(3)
+    assert torch.equal(draw, torch.rand(3, generator=torch.Generator()
+                                        .manual_seed(7)))
+    assert generators[1].seeds == [7] and generators[0].seeds == []
+    assert restored == [(cuda_state, torch.device('cuda', 1))]
+    assert seeded_all == []
+    assert torch.equal(torch.get_rng_state(), cpu_state)

@@ -16,12 +16,13 @@ CONFIGS = REPO / 'configs'
 TINY_MODEL = ['model.num_layers=1', 'model.hidden_channels=16',
               'model.ffn_channels=16', 'model.num_heads=2']
 
-#: ZINC: 64 training graphs in batches of 16 = 4 steps per epoch.
+#: ZINC: 64 training graphs in batches of 16 = 4 steps per epoch, validated
+#: every epoch.
 ZINC_SMALL = ['data.limit_train=64', 'data.limit_val=32',
               'data.limit_test=32', 'data.batch_size=16',
               'optim.warmup_steps=4', 'optim.lr=1e-3',
               'train.progress_bar=false', 'train.log_every_n_steps=4',
-              *TINY_MODEL]
+              'train.val_every_n_steps=null', *TINY_MODEL]
 
 
 def zinc_args(zinc_root, out, name, *extra) -> list[str]:

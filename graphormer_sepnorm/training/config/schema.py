@@ -226,7 +226,14 @@ def _build_options() -> list[Option]:
                    'single_device')),
         o('train.num_nodes', 'int', 1, 'Machines (DDP).'),
         o('train.check_val_every_n_epoch', 'int', 1,
-          'Validate (and test) every N epochs.'),
+          'Validate (and test) every N epochs (unless '
+          'train.val_every_n_steps is set).'),
+        o('train.val_every_n_steps', 'int', None, 'Validate (and test) every '
+          'N optimizer steps, counted across epochs (at train.max_steps if '
+          'that comes first), instead of every check_val_every_n_epoch '
+          'epochs; metrics.csv then has a row per validation step. null: '
+          'by epochs. Pretraining uses pretrain.val_every_n_steps.',
+          nullable=True),
         o('train.eval_test', 'bool', True, 'Evaluate the test split at every '
           'validation (false: never read test, for tuning trials; the test '
           'columns of metrics.csv stay empty).'),
@@ -244,6 +251,10 @@ def _build_options() -> list[Option]:
           'the tensorboard package).'),
         o('train.num_sanity_val_steps', 'int', 0, 'Validation batches run '
           'before training as a smoke test.'),
+        o('train.compile', 'bool', False, 'Compile the network for training '
+          'with `torch.compile(dynamic=True)`, in place, so checkpoints keep '
+          'their key names; the first steps (and each new graph size '
+          'pattern) are slower while it compiles.'),
         # pretrain (data.name: pretraining)
         o('pretrain.corpus', 'str', None, 'pretraining: the folder holding '
           'train.smi and val.smi (scripts/make_pretraining_corpus.py); null: '

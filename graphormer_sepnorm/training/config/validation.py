@@ -139,7 +139,7 @@ def _check_ranges(config: dict) -> None:
                 'optim.lr', 'optim.eps', 'train.num_nodes',
                 'train.check_val_every_n_epoch', 'train.log_every_n_steps',
                 'train.checkpoint_every_n_steps', 'optim.total_steps',
-                'train.precise_bn_batches',
+                'train.precise_bn_batches', 'train.val_every_n_steps',
                 'model.num_layers', 'model.hidden_channels',
                 'model.ffn_channels', 'model.num_heads', 'model.max_nodes',
                 'optim.power'):
@@ -206,6 +206,11 @@ def _check_pretraining(config: dict) -> None:
                           "'pretrain.atom_loss_weight' and "
                           "'pretrain.descriptor_loss_weight' are both 0; set "
                           "at least one above 0")
+    if get_dotted(config, 'train.val_every_n_steps') is not None:
+        raise ConfigError("'train.val_every_n_steps' is for supervised "
+                          "training; pretraining validates every "
+                          "'pretrain.val_every_n_steps' steps: set that "
+                          "instead")
     for key in ('pretrain.val_every_n_steps', 'pretrain.scaler_molecules'):
         if get_dotted(config, key) < 1:
             raise ConfigError(f"'{key}' must be >= 1, got "
