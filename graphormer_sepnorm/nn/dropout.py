@@ -12,8 +12,8 @@ class Dropout(torch.nn.Dropout):
     elements, each kept when its 32 bits are above :math:`p \cdot 2^{32}`:
     the same Bernoulli distribution to :math:`2^{-32}` (finer than the
     :math:`2^{-24}` steps of :func:`torch.rand`), at 2.4x less cost per
-    random draw. On other devices this is
-    :func:`torch.nn.functional.dropout`.
+    random draw. On other devices, and inside :func:`torch.compile`, this
+    is :func:`torch.nn.functional.dropout`.
 
     Args:
         p (float, optional): Probability of zeroing an element.
@@ -22,7 +22,10 @@ class Dropout(torch.nn.Dropout):
     def forward(self, x: Tensor) -> Tensor:
         if not self.training or self.p == 0.0:
             return x
-        if x.device.type != 'cpu' or self.p == 1.0:
+        # Compiled graphs draw their own random numbers (and AOT autograd
+        # mistakes the int32 view of 64-bit draws for int64 storage).
+        if (x.device.type != 'cpu' or self.p == 1.0
+                or torch.compiler.is_compiling()):
             return F.dropout(x, self.p, True, self.inplace)
         keep = random_int32(x.shape) >= _keep_threshold(self.p)
         return x * keep.to(x.dtype).mul_(1.0 / (1.0 - self.p))

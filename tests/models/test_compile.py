@@ -76,3 +76,27 @@ def test_full_graph_compile_matches_eager(featurizer, norm, backend,
         for got, expected in zip(grads, eager_grads):
             torch.testing.assert_close(got, expected, rtol=1e-3,
                                        atol=1e-4 * scale)
+
+
+def test_training_with_dropout_compiles_in_one_graph():
+    """Dropout on (the recipe's): compiled graphs draw with PyTorch's own
+    dropout (the CPU's 32-bit draw viewed from 64-bit words broke AOT
+    autograd), so the numbers differ from eager but the step runs whole and
+    drops about the given fraction."""
+    torch._dynamo.reset()
+    first, _ = zinc_batches()
+    torch.manual_seed(0)
+    model = GraphormerSepNorm(num_layers=1, hidden_channels=16,
+                              ffn_channels=16, num_heads=2, dropout=0.5,
+                              attention_dropout=0.1, activation_dropout=0.1,
+                              attention_buckets=4).train()
+    compiled = torch.compile(model, fullgraph=True, dynamic=True,
+                             backend='aot_eager')
+    batch, _ = laid_out(Batch.from_data_list(first),
+                        **model.layout_options())
+    out, grads = step(compiled, batch)
+    assert torch.isfinite(out).all()
+    assert all(torch.isfinite(g).all() for g in grads)
+    dropped = torch.compile(model.input_dropout, fullgraph=True,
+                            backend='aot_eager')(torch.ones(100_000))
+    assert abs(float((dropped == 0).float().mean()) - 0.5) < 0.01
