@@ -20,7 +20,8 @@ forward pass has nothing left to compute on the host.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterator, Optional
+import os
+from typing import Any, Callable, Iterator, Optional, Union
 
 import torch
 from torch import Tensor
@@ -31,7 +32,26 @@ from ..transforms.batch_layout import add_batch_layout, layout_options_for
 from .graph_store import DeviceGraphStore
 
 __all__ = ['GraphBatchLoader', 'LayoutCollater', 'epoch_batches',
-           'loader_layout']
+           'loader_layout', 'loader_workers']
+
+#: Most worker processes :func:`loader_workers` gives a training process.
+MAX_AUTO_WORKERS = 8
+
+
+def loader_workers(setting: Union[int, str], device: Any,
+                   processes_per_node: int = 1) -> int:
+    r"""The worker processes of a training loader for :obj:`data.num_workers`
+    (a count, or :obj:`"auto"`): with :obj:`"auto"`, none on the CPU (its
+    cores run the model; batches are collated between steps), and on an
+    accelerator one per CPU core of this process but one (left to the
+    training loop), at most :data:`MAX_AUTO_WORKERS`."""
+    if setting != 'auto':
+        return int(setting)
+    if torch.device(device).type == 'cpu':
+        return 0
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') \
+        else (os.cpu_count() or 1)
+    return max(0, min(MAX_AUTO_WORKERS, cores // processes_per_node - 1))
 
 
 def loader_layout(trainer: Any) -> Optional[dict[str, int]]:

@@ -11,7 +11,7 @@ from typing import Optional, Union
 
 import torch
 
-from .batch_loader import GraphBatchLoader, loader_layout
+from .batch_loader import GraphBatchLoader, loader_layout, loader_workers
 from .csv_dataset import CSVDataWarning
 from .csv_splits import write_run_records
 from .datasets import (GraphSplits, data_info, load_data_splits, prepare_raw,
@@ -21,6 +21,11 @@ from .file_lock import folder_lock
 from .graph_store import DeviceGraphStore
 
 __all__ = ['GraphDataModule']
+
+
+def _processes_per_node(module) -> int:
+    trainer = getattr(module, 'trainer', None)
+    return max(1, getattr(trainer, 'num_devices', 1) or 1)
 
 
 def _distributed() -> tuple[int, int]:
@@ -143,7 +148,8 @@ class GraphDataModule(_Base):
         return GraphBatchLoader(
             self.splits[split], batch_size, shuffle=train, seed=self.seed,
             rank=rank, world_size=world_size, pad=train,
-            num_workers=self.cfg.get('num_workers', 0),
+            num_workers=loader_workers(self.cfg.get('num_workers', 0), device,
+                                       _processes_per_node(self)),
             pin_memory=bool(self.cfg.get('pin_memory')
                             and device.type == 'cuda'),
             store=self._store(split),

@@ -11,8 +11,9 @@ from typing import Optional
 
 from lightning.pytorch import LightningDataModule
 
-from ..data.batch_loader import GraphBatchLoader, loader_layout
-from ..data.datamodule import _distributed
+from ..data.batch_loader import (GraphBatchLoader, loader_layout,
+                                 loader_workers)
+from ..data.datamodule import _distributed, _processes_per_node
 from ..data.errors import DataError
 from .corpus_dataset import SmilesCorpus
 from .descriptors import DescriptorScaler
@@ -101,7 +102,9 @@ class CorpusDataModule(LightningDataModule):
         return GraphBatchLoader(
             dataset, batch_size, shuffle=train, seed=self.config['seed'],
             rank=rank, world_size=world_size, pad=train,
-            num_workers=self.data['num_workers'],
+            num_workers=loader_workers(
+                self.data['num_workers'],
+                'cuda' if cuda else 'cpu', _processes_per_node(self)),
             pin_memory=bool(self.data['pin_memory'] and cuda),
             epoch_fn=self._current_epoch if train else None,
             layout=loader_layout(trainer))

@@ -69,3 +69,19 @@ def test_workers_persist_across_epochs_and_lay_batches_out(zinc_val):
                     assert got == want
         iterators.add(id(workers._loader._iterator))
     assert len(iterators) == 1
+
+
+def test_auto_workers_are_none_on_the_cpu_and_the_spare_cores_on_a_gpu(
+        monkeypatch):
+    import os
+
+    from graphormer_sepnorm.data.batch_loader import loader_workers
+    monkeypatch.setattr(os, 'sched_getaffinity', lambda pid: set(range(16)),
+                        raising=False)
+    assert loader_workers('auto', 'cpu') == 0
+    assert loader_workers('auto', 'cuda') == 8  # 15 spare cores, at most 8
+    assert loader_workers('auto', 'cuda', processes_per_node=4) == 3
+    assert loader_workers(3, 'cpu') == 3  # A count is taken as it is.
+    monkeypatch.setattr(os, 'sched_getaffinity', lambda pid: {0},
+                        raising=False)
+    assert loader_workers('auto', 'cuda') == 0

@@ -96,7 +96,7 @@ def test_defaults_merge_deeply_and_overrides_parse_yaml(tmp_path):
     assert c['optim']['lr'] == 1e-4  # "1e-4" (a YAML string) as a float
     assert c['seed'] == 3 and c['train']['devices'] == 2
     assert c['optim']['betas'] == [0.8, 0.9]
-    assert c['data']['num_workers'] == 0  # default filled in
+    assert c['data']['num_workers'] == 'auto'  # default filled in
 
 
 def test_environment_sets_data_root_unless_overridden(tmp_path):
@@ -124,6 +124,10 @@ def test_environment_sets_data_root_unless_overridden(tmp_path):
      "'molhiv'"),
     ('train.precision=fp16', "'train.precision' must be one of"),
     ('data.batch_size=0', "'data.batch_size' must be > 0"),
+    ('data.num_workers=-1', "'data.num_workers' must be a count of "
+     "processes"),
+    ('data.num_workers=many', "'data.num_workers' must be a count of "
+     "processes"),
     ('model.num_heads=3', "must be divisible by 'model.num_heads'"),
     ('data.raw_source=/nonexistent/zinc', "'data.raw_source': raw data "
      "folder /nonexistent/zinc does not exist"),

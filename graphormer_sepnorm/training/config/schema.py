@@ -176,7 +176,10 @@ def _build_options() -> list[Option]:
           'all processes (each of N processes gets batch_size/N).'),
         o('data.eval_batch_size', 'int', None, 'Graphs per evaluation batch '
           'and process; null: data.batch_size.', nullable=True),
-        o('data.num_workers', 'int', 0, 'DataLoader worker processes.'),
+        o('data.num_workers', 'workers', 'auto', 'DataLoader worker '
+          'processes per training process, which collate batches and lay '
+          'them out; auto: none on the CPU (its cores train), on an '
+          'accelerator one per CPU core of the process but one, at most 8.'),
         o('data.pin_memory', 'bool', True, 'Pin host memory (CUDA only).'),
         o('data.on_device', 'bool', False, 'Keep the preprocessed dataset on '
           'the accelerator and batch there (no DataLoader).'),

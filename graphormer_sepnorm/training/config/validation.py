@@ -93,6 +93,15 @@ def _coerce(option: Option, value: Any) -> Any:
                                   f'a list of {option.length} numbers')
             out.append(float(number))
         return out
+    if t == 'workers':
+        if value == 'auto' or (isinstance(value, int)
+                               and not isinstance(value, bool)
+                               and value >= 0):
+            return value
+        if isinstance(value, str) and value.isdigit():
+            return int(value)
+        raise _type_error(option, value,
+                          "a count of processes (0: none) or 'auto'")
     if t == 'devices':
         if value == 'auto' or (isinstance(value, int)
                                and not isinstance(value, bool)):
@@ -144,7 +153,7 @@ def _check_ranges(config: dict) -> None:
                 'model.ffn_channels', 'model.num_heads', 'model.max_nodes',
                 'optim.power'):
         positive(key)
-    for key in ('data.num_workers', 'data.limit_train', 'data.limit_val',
+    for key in ('data.limit_train', 'data.limit_val',
                 'data.limit_test', 'optim.weight_decay',
                 'optim.warmup_steps', 'optim.end_lr',
                 'train.num_sanity_val_steps', 'train.gradient_clip_val'):
