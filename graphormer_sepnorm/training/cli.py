@@ -106,6 +106,10 @@ def run_main(args: argparse.Namespace,
         return 0
     try:
         config, resume = resolve_train_args(args)
+        from .resuming import requeued_run
+        if not resume and requeued_run(config):
+            print("SLURM requeued this job: resuming its run", file=sys.stderr)
+            resume = True
         if args.print_config:
             print(yaml.safe_dump(config, sort_keys=False), end='')
             return 0

@@ -14,17 +14,18 @@ the seed are fixed when the run starts. Each accepted change is recorded in
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 import torch
 import yaml
 from lightning.pytorch.callbacks import Callback
 
-from .config import OPTIONS, ConfigError, dump_config, get_dotted
+from .config import OPTIONS, ConfigError, dump_config, get_dotted, run_dir_of
 
 __all__ = ['RESUME_RECORD', 'resume_changes', 'check_resume_config',
-           'check_checkpoint_fits', 'ResumedConfig']
+           'check_checkpoint_fits', 'requeued_run', 'ResumedConfig']
 
 #: The file listing each resume of a run and the settings it changed.
 RESUME_RECORD = 'resumes.yaml'
@@ -114,6 +115,25 @@ def check_checkpoint_fits(module: torch.nn.Module, path: Path) -> None:
             f"{problems[0]}{more}; it was written by another version or "
             f"configuration: resume with the run's own config.yaml, or "
             f"start a new run")
+
+
+def requeued_run(config: Mapping,
+                 env: Optional[Mapping[str, str]] = None) -> bool:
+    r"""Whether this process is a SLURM job requeued (its
+    :obj:`SLURM_RESTART_COUNT` is set and not zero, as after Lightning's
+    auto-requeue) whose run directory holds :obj:`checkpoints/last.ckpt`:
+    the same command line then resumes the run instead of refusing to
+    start it again.
+
+    Args:
+        config (dict): The validated configuration.
+        env (mapping, optional): The environment (default:
+            :obj:`os.environ`).
+    """
+    env = os.environ if env is None else env
+    if env.get('SLURM_RESTART_COUNT', '0').strip() in ('', '0'):
+        return False
+    return (run_dir_of(config) / 'checkpoints' / 'last.ckpt').is_file()
 
 
 class ResumedConfig(Callback):

@@ -184,3 +184,36 @@ def test_timed_checkpoints_bound_the_work_lost(zinc_root, tmp_path,
     assert steps == [2, 4, 6, 8, 10, 12, 14, 16]
     times = [0.0] + [now for _, now in clock['saves']]
     assert max(b - a for a, b in zip(times, times[1:])) <= 60 + 40
+
+
+def test_a_requeued_slurm_job_resumes_its_run(tmp_path):
+    from graphormer_sepnorm.training.resuming import requeued_run
+    config = {'output_dir': str(tmp_path), 'run_name': 'run'}
+    requeued = {'SLURM_RESTART_COUNT': '1'}
+    assert not requeued_run(config, requeued)  # nothing to resume yet
+    (tmp_path / 'run' / 'checkpoints').mkdir(parents=True)
+    (tmp_path / 'run' / 'checkpoints' / 'last.ckpt').write_bytes(b'')
+    assert requeued_run(config, requeued)
+    assert not requeued_run(config, {'SLURM_RESTART_COUNT': '0'})
+    assert not requeued_run(config, {})
+
+
+def test_slurm_requeue_signal_runs_lightnings_requeue_then_stops(
+        zinc_root, tmp_path, monkeypatch):
+    """Under SLURM (Lightning's auto-requeue), SIGUSR1 after step 5: Lightning
+    saves its hpc checkpoint and calls scontrol requeue (absent here: it
+    logs the failure), and the run writes last.ckpt at step 6 and exits
+    128 + 10; the requeued command line then resumes (SLURM_RESTART_COUNT)."""
+    args = zinc_args(zinc_root, tmp_path, 'S', *RECIPE, 'train.max_steps=8')
+    env = {'SLURM_NTASKS': '1', 'SLURM_JOB_NAME': 'train',
+           'SLURM_JOB_ID': '4242', 'SLURM_NODELIST': 'localhost',
+           'SLURM_PROCID': '0', 'SLURM_LOCALID': '0', 'SLURM_NODEID': '0'}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    status = _signal_at(5, signal.SIGUSR1, args, tmp_path / 'usr1.log')
+    log = (tmp_path / 'usr1.log').read_text()
+    assert status == 128 + signal.SIGUSR1, log[-3000:]
+    assert 'error: stopped by SIGUSR1 at step 6' in log
+    assert (tmp_path / 'S' / 'hpc_ckpt_1.ckpt').is_file()  # Lightning's
+    last = tmp_path / 'S' / 'checkpoints' / 'last.ckpt'
+    assert torch.load(last, weights_only=True)['global_step'] == 6
