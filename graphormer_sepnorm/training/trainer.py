@@ -4,7 +4,8 @@ A run directory (``<output_dir>/<run_name>``) holds::
 
     config.yaml            the fully resolved configuration
     checkpoints/last.ckpt  latest state (every train.checkpoint_every_n_steps
-                           steps and after every validation; see
+                           steps, every train.checkpoint_every_minutes, after
+                           every validation and on SIGTERM/SIGINT; see
                            checkpointing.LastCheckpoint); --resume reads it
     checkpoints/best.ckpt  state at the best validation metric
     model.safetensors      the best model with its ModelCard (no pickle)
@@ -18,7 +19,10 @@ A run directory (``<output_dir>/<run_name>``) holds::
     results.json           summary (best validation, test at best, ...)
     init_from.json         the model the run started from (model.init_from;
                            see init_from.py), absent for a random start
-    logs/                  Lightning CSV logs (and TensorBoard if enabled)
+    resumes.yaml           each --resume: its step and the settings it
+                           changed (see resuming.py)
+    logs/                  Lightning CSV logs (and TensorBoard if enabled);
+                           a resumed session's in logs/resume<N>/
 """
 from __future__ import annotations
 

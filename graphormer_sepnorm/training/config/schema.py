@@ -303,7 +303,8 @@ def _build_options() -> list[Option]:
         'paths from the working directory) with a fresh prediction head; the '
         'other model keys must match it except the dropouts, max_nodes and '
         'attention_buckets, and a smaller multi_hop_max_dist (its first hop '
-        'matrices); ignored by --resume. null: random initialization.',
+        'matrices); fixed when the run starts (--resume refuses a change). '
+        'null: random initialization.',
         nullable=True))
     return options
 
