@@ -54,6 +54,8 @@ def test_a_refused_resume_changes_nothing_and_the_run_resumes_exactly(
                                 'train.max_steps=6')) == 0
     capsys.readouterr()
     before = _tree(run_dir)
+    first_logs = (run_dir / 'logs' / 'metrics.csv').read_text()
+    assert first_logs.count('\n') > 1
     # A model key, a data key and the seed: refused, naming both values.
     for override, expected in (
             ('model.hidden_channels=32', 'model.hidden_channels was 16 when '
@@ -80,9 +82,9 @@ def test_a_refused_resume_changes_nothing_and_the_run_resumes_exactly(
     assert saved['train']['max_steps'] == 16
     assert yaml.safe_load((run_dir / 'resumes.yaml').read_text()) == [
         {'step': 6, 'changes': {'train.max_steps': {'from': 6, 'to': 16}}}]
-    # Lightning's own logs of the first session are kept beside the new ones.
-    first = (run_dir / 'logs' / 'metrics.csv').read_text()
-    assert first.count('\n') > 1
+    # Lightning's own logs of the first session are kept as they were (it
+    # used to delete and rewrite them), the resumed session's beside them.
+    assert (run_dir / 'logs' / 'metrics.csv').read_text() == first_logs
     assert (run_dir / 'logs' / 'resume1' / 'metrics.csv').is_file()
 
 
