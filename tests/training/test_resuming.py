@@ -132,8 +132,9 @@ def _signal_at(step: int, signum: int, args: list, log: Path,
 def test_sigterm_and_sigint_write_a_checkpoint_and_exit_non_zero(
         zinc_root, reference, tmp_path):
     """SIGTERM after step 5 (mid-epoch 1): last.ckpt at step 6, exit 143;
-    resumed, SIGINT after step 9: step 10, exit 130; resumed to the end:
-    the uninterrupted run's metrics and weights."""
+    resumed, SIGINT after step 9: step 10, exit 130; resumed, SIGTERM after
+    step 11: step 12, the end of epoch 2; resumed to the end: the
+    uninterrupted run's metrics and weights."""
     run_dir = tmp_path / 'D'
     args = zinc_args(zinc_root, tmp_path, 'D', *RECIPE, 'train.max_steps=16')
     last = run_dir / 'checkpoints' / 'last.ckpt'
@@ -145,6 +146,14 @@ def test_sigterm_and_sigint_write_a_checkpoint_and_exit_non_zero(
     assert _signal_at(9, signal.SIGINT, ['--resume', str(run_dir)],
                       tmp_path / 'int.log') == 130
     assert torch.load(last, weights_only=True)['global_step'] == 10
+    # After step 11: step 12 ends epoch 2, so the checkpoint is written at
+    # the end of the epoch, after its validation (where Lightning resumes
+    # an epoch boundary exactly).
+    assert _signal_at(11, signal.SIGTERM, ['--resume', str(run_dir)],
+                      tmp_path / 'term2.log') == 143
+    state = torch.load(last, weights_only=True)
+    assert state['global_step'] == 12 and state['epoch'] == 2
+    assert [int(r['step']) for r in metrics_rows(run_dir)] == [4, 8, 12]
     assert train_main(['--resume', str(run_dir)]) == 0
     assert without_time(metrics_rows(run_dir)) == without_time(
         metrics_rows(reference))
