@@ -70,12 +70,16 @@ class LastCheckpoint(Checkpoint):
         every_n_steps (int): Training steps between saves.
         every_n_minutes (float, optional): Wall-clock minutes between saves
             (:obj:`None`: no timed saves). (default: :obj:`None`)
+        stop_on_signals (bool, optional): Handle the stop signals as above
+            (:obj:`False`: leave them to Lightning). (default: :obj:`True`)
     """
     def __init__(self, path: Union[str, Path], every_n_steps: int,
-                 every_n_minutes: Optional[float] = None) -> None:
+                 every_n_minutes: Optional[float] = None,
+                 stop_on_signals: bool = True) -> None:
         self.path = Path(path)
         self.every_n_steps = int(every_n_steps)
         self.every_n_minutes = every_n_minutes
+        self.stop_on_signals = stop_on_signals
         self._save_at_epoch_end = False
         self._last_save = time.monotonic()
         self._signal: Optional[int] = None
@@ -102,7 +106,7 @@ class LastCheckpoint(Checkpoint):
         # Lightning registered its handlers before this hook: ours replace
         # them for the training loop, chaining to SLURM's requeue handler.
         self._last_save = time.monotonic()
-        if sys.platform == 'win32':  # pragma: no cover
+        if not self.stop_on_signals or sys.platform == 'win32':
             return
         try:
             for signum in self._stop_signals(trainer):
