@@ -43,7 +43,8 @@ sys.path.insert(0, str(REPO))
 from graphormer_sepnorm.convert import convert_graphormer, to_sepnorm  # noqa
 from graphormer_sepnorm.data.featurize import (FeaturizationError,  # noqa
                                                smiles_to_ogb_graph)
-from graphormer_sepnorm.transforms import AddShortestPaths  # noqa
+from graphormer_sepnorm.transforms import (AddShortestPaths,  # noqa
+                                           add_batch_layout)
 
 DEFAULT_SHARED = REPO.parent / 'shared' / 'data'
 DEFAULT_OUTPUT = REPO / 'benchmarks' / 'results' / 'reference_comparison.md'
@@ -268,8 +269,12 @@ def benchmark(args) -> list[dict]:
             collate_ref.append(time.perf_counter() - start)
             target = inputs.pop('labels').float().view(-1)
             ref_batches.append((inputs, target))
+            # Our collation includes the batch layout the model reads, as
+            # the training loader builds it (size buckets on the CPU).
             start = time.perf_counter()
-            batch = Batch.from_data_list([processed[i] for i in chunk])
+            batch = add_batch_layout(
+                Batch.from_data_list([processed[i] for i in chunk]),
+                **sep.layout_options())
             collate_ours.append(time.perf_counter() - start)
             our_batches.append((batch, batch.y.float().view(-1)))
         rows.append(dict(part='collate', what=f'{name}, batch '
@@ -286,7 +291,15 @@ def benchmark(args) -> list[dict]:
                     return [(jsonable_to(b, device), t.to(device))
                             for b, t in batches]
 
-                ref_dev, our_dev = on(ref_batches), on(our_batches)
+                def ours_on(batches):
+                    # One size bucket on an accelerator, as in training.
+                    return on(batches) if device.type == 'cpu' else [
+                        (add_batch_layout(b, **dict(sep.layout_options(),
+                                                    num_buckets=1),
+                                          device=device), t.to(device))
+                        for b, t in on(batches)]
+
+                ref_dev, our_dev = on(ref_batches), ours_on(our_batches)
                 for model in (reference, share, sep):
                     model.to(device).train()
                 results = step_times({

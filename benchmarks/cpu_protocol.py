@@ -12,7 +12,6 @@ A plan is a YAML file (see ``benchmarks/plans/``)::
     trials:                             # name -> overrides of that trial
       lr5e-4: [optim.lr=5e-4]
       lr1e-3: [optim.lr=1e-3]
-    keep_model: false                   # optional: also keep the weights
     benchmark: zinc_subset              # optional, for runs on a CSV of a
     variant: from SMILES                # benchmark's molecules
 
@@ -31,15 +30,17 @@ list extra arguments; the run folder is
 Every (trial, seed, config) is one run of ``scripts/train.py``; the runs of
 one trial and seed start next to each other, so SepNorm and ShareNorm share
 the machine under the same conditions. A run writes its run directory under
-``--workdir`` (checkpoints stay there, out of git); when it finishes, its
-``config.yaml``, ``metrics.csv``, ``results.json``, ``curves.png`` and
-(when the test split was evaluated) ``test_predictions.csv`` are copied to
+``--workdir`` (checkpoints and weights stay there, out of git); when it
+finishes, its ``config.yaml``, ``metrics.csv``, ``results.json`` and (when
+the test split was evaluated) ``test_predictions.csv`` are copied to
 ``<destination>/<trial>/<norm>_seed<seed>/``, and ``results.json`` gets a
-``protocol`` entry (plan, trial, overrides, code commit). With
-``keep_model: true`` (final runs) the best model is kept too, as
-``model.safetensors`` with float16 weights (about 1 MB for the ZINC slim
-model): enough to rebuild ensembles and the graph-token analysis from the
-repository alone. ``benchmark`` and ``variant`` go into each
+``protocol`` entry (plan, trial, overrides, code commit): enough to
+regenerate every table and figure, seed ensembles included, from the
+repository alone. The run's ``model.safetensors`` stays at
+``<workdir>/<destination's name>/<trial>/<norm>_seed<seed>/``, the same
+path below ``<workdir>/<destination's name>`` as the kept copy below the
+destination (``scripts/graph_token_analysis.py --runs DESTINATION
+--weights WORKDIR/NAME`` reads it there). ``benchmark`` and ``variant`` go into each
 ``results.json``, so that ``scripts/results_table.py`` lists runs trained
 on a CSV of a benchmark's molecules (``scripts/make_split_csv.py``) under
 that benchmark, as their own rows (one per norm). Running the plan again skips finished runs and continues
@@ -69,11 +70,11 @@ from typing import Optional
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-#: Files of a finished run that are kept (never the checkpoints).
-ARTEFACTS = ('config.yaml', 'metrics.csv', 'results.json', 'curves.png',
+#: Files of a finished run that are kept: never the checkpoints nor the
+#: weights (the committed tree must stay small enough to send to a GPU
+#: machine), nor ``curves.png`` (a plot of ``metrics.csv``).
+ARTEFACTS = ('config.yaml', 'metrics.csv', 'results.json',
              'test_predictions.csv')
-#: The best model of a run, kept (float16) when the plan says keep_model.
-MODEL_FILE = 'model.safetensors'
 #: Plan keys copied into each kept results.json (how the results group it).
 RESULT_LABELS = ('benchmark', 'variant')
 #: Environment of every run: one thread per run, runs side by side.
@@ -96,7 +97,6 @@ class Run:
     norm: str
     destination: Path
     workdir: Path
-    keep_model: bool = False
     labels: dict = field(default_factory=dict)
     chemprop_args: list[str] = field(default_factory=list)
     process: Optional[subprocess.Popen] = field(default=None, repr=False)
@@ -152,7 +152,7 @@ def load_plan(path: Path, workdir: Path) -> list[Run]:
         raise PlanError(f"plan {path} needs either 'configs' (our runs) or "
                         f"'chemprop' (the baseline's arguments), not both")
     unknown = set(plan) - {'destination', 'configs', 'chemprop', 'seeds',
-                           'trials', 'common', 'keep_model', *RESULT_LABELS}
+                           'trials', 'common', *RESULT_LABELS}
     if unknown:
         raise PlanError(f"plan {path}: unknown keys {sorted(unknown)}")
     if not isinstance(plan['trials'], dict) or not plan['trials']:
@@ -179,7 +179,6 @@ def load_plan(path: Path, workdir: Path) -> list[Run]:
                                 trial_overrides=list(trial_overrides or []),
                                 norm=norms[config], destination=destination,
                                 workdir=workdir / destination.name,
-                                keep_model=bool(plan.get('keep_model')),
                                 labels={key: str(plan[key]) for key in
                                         RESULT_LABELS if key in plan}))
     return runs
@@ -195,10 +194,9 @@ def _chemprop_runs(path: Path, plan: dict, destination: Path,
                         f"benchmarks/chemprop_baseline.py to values, e.g. "
                         f"{{dataset: molhiv, source: ../shared/data/"
                         f"ogbg_molhiv}}")
-    if plan.get('keep_model') or plan.get('common'):
-        raise PlanError(f"plan {path}: a chemprop plan takes neither "
-                        f"'keep_model' nor 'common' (put arguments under "
-                        f"'chemprop')")
+    if plan.get('common'):
+        raise PlanError(f"plan {path}: a chemprop plan takes no 'common' "
+                        f"(put arguments under 'chemprop')")
     arguments = [item for key, value in options.items()
                  for item in (f"--{str(key).replace('_', '-')}", str(value))]
     return [Run(trial=str(trial), seed=int(seed), config='', overrides=[],
@@ -236,13 +234,6 @@ def keep_artefacts(run: Run, plan_path: Path, commit: str) -> None:
         source = run.run_dir / name
         if source.is_file():
             shutil.copy2(source, run.kept_dir / name)
-    if run.keep_model:
-        import torch
-
-        from graphormer_sepnorm.checkpoint import load_model, save_model
-        model, card = load_model(run.run_dir / MODEL_FILE)
-        save_model(run.kept_dir / MODEL_FILE, model, card,
-                   dtype=torch.float16)
     results_path = run.kept_dir / 'results.json'
     results = json.loads(results_path.read_text())
     results['protocol'] = {'plan': plan_path.as_posix(), 'trial': run.trial,

@@ -7,7 +7,19 @@ Each measured step is one optimizer update as in training (batch fetch from
 the loader, forward, L1/BCE loss, backward, gradient clipping, AdamW) timed
 end to end (CUDA synchronized); the first ``--warmup`` steps are dropped and
 medians over ``--steps`` steps are printed. Time per epoch = median step
-time x updates per epoch of the full training split.
+time x updates per epoch of the full training split. Batches come from the
+training loader with their layout prepared as in training
+(:func:`~graphormer_sepnorm.data.batch_loader.loader_layout`: the model's
+size buckets on the CPU, one on a GPU), in ``--workers`` processes.
+
+``--precision``, ``--compile`` and ``--batch-sizes`` take several values
+and measure every combination (``--compile`` compiles the model with
+``torch.compile(dynamic=True)``; its compile time is reported apart, not in
+the steps). ``--baseline REV`` measures the same settings with the code of
+git revision ``REV`` (its own copy of this script, in a temporary git
+worktree) in the same run, alternating rounds of the two, and prints both
+medians and their ratio: before/after comparisons on one machine in one
+sitting.
 
 Example (offline, shared data)::
 
@@ -25,6 +37,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 import torch
 
@@ -50,8 +63,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--molhiv-source', default=None,
                         help='data.raw_source for MolHIV (e.g. '
                         '../shared/data/ogbg_molhiv).')
-    parser.add_argument('--batch-size', type=int, default=None,
-                        help='Override the config batch size.')
     parser.add_argument('--steps', type=int, default=5,
                         help='Measured steps per setting (default: 5).')
     parser.add_argument('--warmup', type=int, default=2,
@@ -60,6 +71,22 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help='Batch on the accelerator (data.on_device).')
     parser.add_argument('--threads', type=int, default=None,
                         help='torch.set_num_threads (default: torch).')
+    parser.add_argument('--precision', nargs='+', default=['auto'],
+                        choices=['auto', '32', 'bf16'],
+                        help='auto: bf16 on a GPU that has it, else fp32.')
+    parser.add_argument('--compile', nargs='+', default=['off'],
+                        choices=['off', 'on'],
+                        help='torch.compile the model (dynamic shapes).')
+    parser.add_argument('--batch-sizes', type=int, nargs='+', default=None,
+                        help='Override the config batch size (several: '
+                        'each).')
+    parser.add_argument('--workers', type=int, default=0,
+                        help='DataLoader worker processes (default: 0).')
+    parser.add_argument('--baseline', default=None, metavar='REV',
+                        help='Also measure git revision REV in the same run '
+                        '(alternating rounds) and print the ratio.')
+    parser.add_argument('--rounds', type=int, default=3,
+                        help='Alternating rounds with --baseline.')
     parser.add_argument('--json', default=None,
                         help='Also write the results to this JSON file.')
     parser.add_argument('overrides', nargs='*', metavar='KEY=VALUE',
@@ -75,8 +102,18 @@ def _loss_fn(task: str):
         pred, y.view(-1).float())
 
 
-def measure(dataset: str, device: str, args) -> dict:
-    from graphormer_sepnorm.data.batch_loader import GraphBatchLoader
+class _Trainer:
+    r"""What :func:`loader_layout` reads of a Lightning trainer."""
+    def __init__(self, model, device: str) -> None:
+        self.lightning_module = type('Module', (), {'model': model})()
+        self.strategy = type('Strategy', (), {
+            'root_device': torch.device(device)})()
+
+
+def measure(dataset: str, device: str, args, batch_size: Optional[int] = None,
+            precision: str = 'auto', compiled: bool = False) -> dict:
+    from graphormer_sepnorm.data.batch_loader import (GraphBatchLoader,
+                                                      loader_layout)
     from graphormer_sepnorm.data.graph_store import DeviceGraphStore
     from graphormer_sepnorm.data.datasets import load_splits
     from graphormer_sepnorm.models import GraphormerSepNorm
@@ -88,8 +125,8 @@ def measure(dataset: str, device: str, args) -> dict:
     overrides = [f'data.root={args.data_root}', *args.overrides]
     if source:
         overrides.append(f'data.raw_source={source}')
-    if args.batch_size:
-        overrides.append(f'data.batch_size={args.batch_size}')
+    if batch_size:
+        overrides.append(f'data.batch_size={batch_size}')
     config = load_config(REPO / 'configs' / config_name, overrides, env={})
     data = config['data']
     start = time.perf_counter()
@@ -109,11 +146,20 @@ def measure(dataset: str, device: str, args) -> dict:
     store = (DeviceGraphStore(splits.train, device) if args.on_device else
              None)
     loader = GraphBatchLoader(splits.train, batch_size, shuffle=True,
-                              seed=0, store=store,
-                              pin_memory=device.startswith('cuda'))
-    use_bf16 = device.startswith('cuda') and torch.cuda.is_bf16_supported()
+                              seed=0, store=store, num_workers=args.workers,
+                              pin_memory=device.startswith('cuda'),
+                              layout=loader_layout(_Trainer(model, device)))
+    use_bf16 = (precision == 'bf16' or precision == 'auto' and
+                device.startswith('cuda') and torch.cuda.is_bf16_supported())
+    network = model
+    compile_s = 0.0
+    if compiled:
+        network = torch.compile(model, dynamic=True)
     times, graphs = [], []
     iterator = iter(loader)
+    device_type = 'cuda' if device.startswith('cuda') else 'cpu'
+    if device_type == 'cuda':
+        torch.cuda.reset_peak_memory_stats()
     for step in range(args.warmup + args.steps):
         if device.startswith('cuda'):
             torch.cuda.synchronize()
@@ -124,9 +170,9 @@ def measure(dataset: str, device: str, args) -> dict:
             iterator = iter(loader)
             batch = next(iterator)
         batch = batch.to(device, non_blocking=True)
-        with torch.autocast(device_type='cuda', dtype=torch.bfloat16,
+        with torch.autocast(device_type=device_type, dtype=torch.bfloat16,
                             enabled=use_bf16):
-            pred = model(batch).view(-1).float()
+            pred = network(batch).view(-1).float()
         loss = loss_fn(pred, batch.y)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -137,6 +183,8 @@ def measure(dataset: str, device: str, args) -> dict:
         if step >= args.warmup:
             times.append(time.perf_counter() - t0)
             graphs.append(int(batch.num_graphs))
+        elif compiled and step == 0:
+            compile_s = time.perf_counter() - t0
     median = statistics.median(times)
     steps_per_epoch = math.ceil(len(splits.train) / batch_size)
     return {
@@ -151,10 +199,16 @@ def measure(dataset: str, device: str, args) -> dict:
                  f"norm={config['model']['norm']}, multi_hop_max_dist="
                  f"{config['model']['multi_hop_max_dist']}",
         'precision': 'bf16-mixed' if use_bf16 else '32-true',
+        'compiled': bool(compiled),
+        'compile_s': compile_s,
+        'workers': args.workers,
+        'peak_memory_mib': (torch.cuda.max_memory_allocated() / 2**20
+                            if device_type == 'cuda' else math.nan),
         'on_device': bool(args.on_device),
         'train_graphs': len(splits.train),
         'dataset_load_s': load_time,
         'median_step_s': median,
+        'steps_per_s': 1.0 / median,
         'min_step_s': min(times),
         'max_step_s': max(times),
         'graphs_per_s': statistics.median(
@@ -172,23 +226,114 @@ def _device_name(device: str) -> str:
     return hardware_name('cuda' if device.startswith('cuda') else 'cpu')
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+def measure_all(args) -> list[dict]:
+    r"""Every (dataset, device, batch size, precision, compile) setting."""
     devices = args.devices or (['cpu', 'cuda'] if torch.cuda.is_available()
                                else ['cpu'])
     results = []
     for dataset in args.datasets:
         for device in devices:
-            result = measure(dataset, device, args)
-            results.append(result)
-            print(f"{dataset:12s} {device:5s} batch {result['batch_size']:4d}"
-                  f"  median step {result['median_step_s']:.3f} s  "
-                  f"{result['graphs_per_s']:8.1f} graphs/s  epoch "
-                  f"{result['epoch_time_s']:8.1f} s ({result['steps_per_epoch']}"
-                  f" steps)  [{result['device_name']}, {result['model']}]",
-                  flush=True)
+            for batch_size in args.batch_sizes or [None]:
+                for precision in args.precision:
+                    for compiled in args.compile:
+                        result = measure(dataset, device, args, batch_size,
+                                         precision, compiled == 'on')
+                        results.append(result)
+                        print(_line(result), flush=True)
+    return results
+
+
+def _line(result: dict) -> str:
+    compiled = ' compiled' if result.get('compiled') else ''
+    return (f"{result['dataset']:12s} {result['device']:5s} batch "
+            f"{result['batch_size']:4d} {result['precision']}{compiled}  "
+            f"median step {result['median_step_s']:.4f} s  "
+            f"{result['graphs_per_s']:8.1f} graphs/s  epoch "
+            f"{result['epoch_time_s']:8.1f} s ({result['steps_per_epoch']} "
+            f"steps)  [{result['device_name']}, {result['model']}]")
+
+
+def compare_with_baseline(argv: list[str], args) -> list[dict]:
+    r"""Alternating rounds of this code and of git revision
+    :obj:`args.baseline` (its own script, in a temporary worktree), each a
+    subprocess with the same arguments; returns this code's results with
+    the baseline's median step beside each."""
+    import subprocess
+    import tempfile
+    forwarded = _without_option(argv, '--baseline', '--json', '--rounds')
+    # The baseline's script may lack the newer options (it takes one
+    # --batch-size).
+    old_options = _without_option(forwarded, '--precision', '--compile',
+                                  '--workers', '--batch-sizes')
+    if args.batch_sizes:
+        if len(args.batch_sizes) > 1:
+            raise SystemExit('--baseline takes one --batch-sizes value')
+        old_options += ['--batch-size', str(args.batch_sizes[0])]
+    ours: dict[tuple, list[float]] = {}
+    theirs: dict[tuple, list[float]] = {}
+    rows: dict[tuple, dict] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / 'baseline'
+        subprocess.run(['git', '-C', str(REPO), 'worktree', 'add',
+                        '--detach', str(tree), args.baseline], check=True,
+                       capture_output=True)
+        try:
+            for _ in range(args.rounds):
+                for root, store in ((tree, theirs), (REPO, ours)):
+                    out = Path(tmp) / 'round.json'
+                    options = forwarded if root == REPO else old_options
+                    subprocess.run(
+                        [sys.executable, str(root / 'benchmarks' /
+                                             'train_throughput.py'),
+                         *options, '--json', str(out)], check=True,
+                        env=dict(os.environ, PYTHONPATH=str(root)))
+                    for result in json.loads(out.read_text()):
+                        key = (result['dataset'], result['device'],
+                               result['batch_size'])
+                        store.setdefault(key, []).append(
+                            result['median_step_s'])
+                        if root == REPO:
+                            rows[key] = result
+        finally:
+            subprocess.run(['git', '-C', str(REPO), 'worktree', 'remove',
+                            '--force', str(tree)], capture_output=True)
+    results = []
+    print(f"\nmedian over {args.rounds} alternating rounds (s per step):")
+    for key, result in rows.items():
+        now, before = (statistics.median(ours[key]),
+                       statistics.median(theirs[key]))
+        result = dict(result, median_step_s=now, baseline=args.baseline,
+                      baseline_median_step_s=before,
+                      speedup_vs_baseline=before / now)
+        results.append(result)
+        print(f"{key[0]:12s} {key[1]:5s} batch {key[2]:4d}  this code "
+              f"{now:.4f}  {args.baseline} {before:.4f}  ratio "
+              f"{before / now:.2f}x", flush=True)
+    return results
+
+
+def _without_option(argv: list[str], *names: str) -> list[str]:
+    r""":obj:`argv` without the options :obj:`names` and their values
+    (every argument up to the next option)."""
+    out, skipping = [], False
+    for arg in argv:
+        if arg.startswith('--'):
+            skipping = arg.split('=')[0] in names
+            if skipping:
+                continue
+        elif skipping:
+            continue
+        out.append(arg)
+    return out
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    results = (compare_with_baseline(argv, args) if args.baseline else
+               measure_all(args))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 0

@@ -39,6 +39,12 @@ PathLike = Union[str, Path]
 #: The dtypes :func:`save_model` can store floating-point tensors in.
 STORAGE_DTYPES = (torch.float32, torch.float16)
 
+#: The commit of the graphormer-sepnorm repository whose tree still holds
+#: the weights of the runs committed under ``benchmarks/results/`` up to
+#: then: run weights are no longer tracked (the metrics and predictions
+#: kept beside them regenerate every table and figure).
+RUN_WEIGHTS_COMMIT = 'cabb7a1'
+
 
 class CheckpointError(ValueError):
     r"""A checkpoint file is missing, unreadable or incompatible."""
@@ -232,8 +238,10 @@ def resolve_model_file(path: PathLike) -> Path:
     run_dir = path.parent if path.name == 'checkpoints' else path
     if (run_dir / 'model.safetensors').is_file():
         return run_dir / 'model.safetensors'
-    if (run_dir / 'checkpoints').is_dir():
+    if (run_dir / 'checkpoints').is_dir() or _pretraining_run(run_dir):
         raise CheckpointError(_unfinished_run(run_dir))
+    if (run_dir / 'results.json').is_file():
+        raise CheckpointError(weights_not_kept(run_dir))
     raise CheckpointError(
         f"{path} is a folder without model.safetensors; pass the run "
         f"directory of scripts/train.py or a .safetensors file")
@@ -258,6 +266,19 @@ def _pretraining_run(run_dir: Path) -> Optional[str]:
             f"a backbone to fine-tune, not a predictor; fine-tune it with "
             f"model.init_from: {run_dir} (or {backbone}{written}) in a "
             f"training config, and predict or evaluate with that run")
+
+
+def weights_not_kept(run_dir: PathLike) -> str:
+    r"""The one-line message for a kept copy of a finished run without its
+    weights (as ``benchmarks/cpu_protocol.py`` keeps runs): where the
+    weights are, and how to restore those of a run committed with them."""
+    model_file = (Path(run_dir) / 'model.safetensors').as_posix()
+    return (f"{run_dir} holds a finished run's results but not its "
+            f"model.safetensors (run weights are not kept in git): pass the "
+            f"run directory it was trained in, or restore the weights of a "
+            f"run committed under benchmarks/results/ from commit "
+            f"{RUN_WEIGHTS_COMMIT} with: git restore "
+            f"--source={RUN_WEIGHTS_COMMIT} -- '{model_file}'")
 
 
 def _unfinished_run(run_dir: Path) -> str:
@@ -299,6 +320,9 @@ def _training_checkpoint_hint(path: Path) -> Optional[str]:
 
 def _existing(path: PathLike) -> Path:
     path = Path(path)
+    if not path.is_file() and path.name == 'model.safetensors' and \
+            (path.parent / 'results.json').is_file():
+        raise CheckpointError(weights_not_kept(path.parent))
     if not path.is_file():
         raise CheckpointError(
             f"Checkpoint {path} does not exist; pass the model.safetensors "

@@ -51,12 +51,21 @@ def bucket_slices(padded_bias: torch.Tensor, tokens) -> list[torch.Tensor]:
     padded bias ``[batch_size, heads, 1 + N, 1 + N]`` by hand: the bucket's
     graphs in sorted order, its own length."""
     slices, start = [], 0
+    order = torch.argsort(tokens.graph_index)  # Graphs in packed order.
     for count, length in tokens.buckets:
-        graphs = tokens.order[start:start + count]
+        graphs = order[start:start + count]
         slices.append(padded_bias[graphs, :, :length, :length])
         start += count
     assert start == padded_bias.size(0)
     return slices
+
+
+def laid_out(batch, num_buckets: int = 1, multi_hop_max_dist: int = 20):
+    """``batch`` with its BatchLayout, and the PackedTokens of it."""
+    from graphormer_sepnorm.nn import PackedTokens
+    from graphormer_sepnorm.transforms import add_batch_layout
+    batch = add_batch_layout(batch, num_buckets, multi_hop_max_dist)
+    return batch, PackedTokens(batch.layout)
 
 
 @pytest.fixture(scope='session')

@@ -10,7 +10,8 @@ from torch_geometric.data import Batch
 
 from graphormer_sepnorm import AddShortestPaths, GraphormerSepNorm
 from graphormer_sepnorm.checkpoint import (CheckpointError, ModelCard,
-                                           load_model, read_card, save_model)
+                                           load_model, read_card,
+                                           resolve_model_file, save_model)
 
 
 def small_model():
@@ -57,6 +58,29 @@ def test_loading_never_unpickles(tmp_path, monkeypatch):
 def test_missing_file(tmp_path):
     with pytest.raises(CheckpointError, match='does not exist'):
         load_model(tmp_path / 'nope.safetensors')
+
+
+@pytest.mark.parametrize('given', ['run', 'run/model.safetensors'])
+def test_kept_run_without_weights_names_the_commit_holding_them(
+        tmp_path, monkeypatch, given):
+    """A run kept without its weights (benchmarks/results/ since run
+    weights left git): the one-line message says how to restore them from
+    the commit that still holds them."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'run').mkdir()
+    (tmp_path / 'run' / 'results.json').write_text('{}')
+    # resolve_model_file takes a run directory too, load_model the file only.
+    loaders = [resolve_model_file] + (
+        [load_model] if given.endswith('.safetensors') else [])
+    for load in loaders:
+        with pytest.raises(CheckpointError) as error:
+            load(given)
+        assert str(error.value) == (
+            "run holds a finished run's results but not its model.safetensors "
+            "(run weights are not kept in git): pass the run directory it was "
+            "trained in, or restore the weights of a run committed under "
+            "benchmarks/results/ from commit cabb7a1 with: git restore "
+            "--source=cabb7a1 -- 'run/model.safetensors'")
 
 
 def test_pickled_torch_file_is_rejected(tmp_path):

@@ -59,10 +59,13 @@ def graph_token_embeddings(model: torch.nn.Module, dataset,
     a :class:`~graphormer_sepnorm.GraphormerSepNorm` head reads, for every
     graph of :obj:`dataset`, in evaluation mode."""
     from torch_geometric.loader import DataLoader
+
+    from ..transforms.batch_layout import add_batch_layout, layout_options_for
     model.eval()
+    layout = layout_options_for(model, device)
     return torch.cat([
-        model.graph_embedding(batch.to(device)).cpu()
-        for batch in DataLoader(dataset, batch_size=batch_size)
+        model.graph_embedding(add_batch_layout(batch, **layout).to(device))
+        .cpu() for batch in DataLoader(dataset, batch_size=batch_size)
     ])
 
 

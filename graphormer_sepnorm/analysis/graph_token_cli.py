@@ -49,8 +49,15 @@ def build_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
     models.add_argument('--runs',
                         help='folder of run directories (e.g. '
                         'benchmarks/results/runs): every Graphormer run '
-                        'below it that kept model.safetensors, except other '
-                        'model families and variants')
+                        'below it whose model.safetensors is there or in '
+                        '--weights, except other model families and '
+                        'variants')
+    parser.add_argument('--weights', metavar='DIR',
+                        help='with --runs: the folder holding the runs\' '
+                        'models at the same paths, when the run directories '
+                        'lack them (run weights are not kept in git; '
+                        'benchmarks/cpu_protocol.py trains in its --workdir, '
+                        'e.g. runs/cpu/runs; default: the --runs folder)')
     parser.add_argument('--split', default='test',
                         choices=['train', 'val', 'test'],
                         help='split of each run\'s dataset (default: '
@@ -81,11 +88,15 @@ def main(argv: Optional[Sequence[str]] = None,
     overrides = {k: v for k, v in (('root', args.root),
                                    ('raw_source', args.raw_source)) if v}
     try:
-        checkpoints = (find_model_runs(args.runs) if args.runs else
-                       args.checkpoint)
+        if args.weights and not args.runs:
+            raise ValueError('--weights goes with --runs (the folder of the '
+                             'run directories whose models it holds)')
+        checkpoints = (find_model_runs(args.runs, args.weights) if args.runs
+                       else args.checkpoint)
         report = graph_token_report(checkpoints, args.output_dir,
                                     args.split, overrides, args.batch_size,
-                                    args.device, base=args.runs,
+                                    args.device,
+                                    base=args.weights or args.runs,
                                     on_row=print_row,
                                     smiles_file=args.smiles)
     except (CheckpointError, FileNotFoundError, ValueError) as error:

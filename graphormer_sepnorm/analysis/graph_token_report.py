@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 from torch_geometric.data import Data
 
+from ..checkpoint import RUN_WEIGHTS_COMMIT
 from ..training.evaluate import load_checkpoint_split
 from .graph_token import (anisotropy, graph_token_embeddings, pairwise_cosine,
                           uniformity)
@@ -30,27 +31,45 @@ _FINE_BINS = 20_000
 _PLOT_BINS = 80
 
 
-def find_model_runs(folder: PathLike) -> list[Path]:
-    r"""The run directories below :obj:`folder` of Graphormer recipe runs
-    that kept their model: a :obj:`model.safetensors` beside a
-    :obj:`results.json` without :obj:`model_family` (another model family,
-    *e.g.* chemprop) and without :obj:`variant` (*e.g.* a Graphormer
-    trained from a CSV of the benchmark's SMILES), in path order.
+def find_model_runs(folder: PathLike,
+                    weights: Optional[PathLike] = None) -> list[Path]:
+    r"""The run directories of the Graphormer recipe runs below
+    :obj:`folder` whose model is at hand: runs whose :obj:`results.json`
+    has no :obj:`model_family` (another model family, *e.g.* chemprop) and
+    no :obj:`variant` (*e.g.* a Graphormer trained from a CSV of the
+    benchmark's SMILES), each where its :obj:`model.safetensors` is (runs
+    without one are passed over), in path order.
 
     Args:
         folder (str or Path): *e.g.* :obj:`"benchmarks/results/runs"`.
+        weights (str or Path, optional): Where the models are, when not in
+            the run directories: the model of run :obj:`folder/<path>` is
+            :obj:`weights/<path>/model.safetensors` (run weights are not
+            committed; ``benchmarks/cpu_protocol.py`` trains a plan's runs
+            in its ``--workdir``, *e.g.* :obj:`"runs/cpu/runs"` for the
+            destination :obj:`benchmarks/results/runs`).
+            (default: :obj:`None`, the run directories themselves)
 
     Raises:
-        FileNotFoundError: :obj:`folder` is missing, or holds no such run.
+        FileNotFoundError: :obj:`folder` is missing, or no recipe run has a
+            model there; the message says where the committed runs'
+            weights are.
     """
-    runs = [Path(run['path']) for run in load_runs(folder)
-            if not run.get('model_family') and not run.get('variant')
-            and (Path(run['path']) / 'model.safetensors').is_file()]
-    if not runs:
+    root = Path(folder if weights is None else weights)
+    models = [root / Path(run['path']).relative_to(folder) /
+              'model.safetensors' for run in load_runs(folder)
+              if not run.get('model_family') and not run.get('variant')]
+    found = [model.parent for model in models if model.is_file()]
+    if not found:
         raise FileNotFoundError(
-            f"No Graphormer run with model.safetensors below {folder} (runs "
-            f"keep their model when their plan says keep_model: true)")
-    return runs
+            f"No Graphormer run below {folder} has its model.safetensors "
+            f"in {root} (run weights are not kept in git): pass --weights, "
+            f"the folder the runs were trained in (benchmarks/cpu_protocol.py"
+            f": its --workdir, e.g. runs/cpu/runs), or restore the weights of "
+            f"the committed runs from commit {RUN_WEIGHTS_COMMIT} with: git "
+            f"restore --source={RUN_WEIGHTS_COMMIT} -- "
+            f"'{Path(folder).as_posix()}/*/model.safetensors'")
+    return found
 
 
 def portable_path(path: PathLike, base: Optional[PathLike] = None) -> str:

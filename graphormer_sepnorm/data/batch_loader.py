@@ -11,20 +11,56 @@ processes, every *global* batch of :obj:`batch_size` graphs is split
 between the ranks (rank :obj:`r` takes graphs :obj:`r, r + world_size,
 ...`), so data-parallel training sees the same global batches as a single
 process.
+
+Batches come with their :class:`~graphormer_sepnorm.transforms.BatchLayout`
+(:obj:`batch.layout`), computed where they are collated: in the
+DataLoader's worker processes when there are any, so that the model's
+forward pass has nothing left to compute on the host.
 """
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import torch
 from torch import Tensor
 from torch_geometric.data import Batch
 from torch_geometric.loader.dataloader import Collater
 
+from ..transforms.batch_layout import add_batch_layout, layout_options_for
 from .graph_store import DeviceGraphStore
 
-__all__ = ['GraphBatchLoader', 'epoch_batches']
+__all__ = ['GraphBatchLoader', 'LayoutCollater', 'epoch_batches',
+           'loader_layout']
+
+
+def loader_layout(trainer: Any) -> Optional[dict[str, int]]:
+    r"""The :func:`~graphormer_sepnorm.transforms.add_batch_layout` options
+    of the batches of a Lightning :obj:`trainer`'s model
+    for its device (:func:`~graphormer_sepnorm.transforms.batch_layout.
+    layout_options_for`); :obj:`None` without a trainer or model (the model
+    then computes the layout itself)."""
+    module = getattr(trainer, 'lightning_module', None)
+    model = getattr(module, 'model', None)
+    if model is None or not hasattr(model, 'layout_options'):
+        return None
+    return layout_options_for(model, trainer.strategy.root_device)
+
+
+class LayoutCollater:
+    r"""PyG's :class:`Collater`, then
+    :func:`~graphormer_sepnorm.transforms.add_batch_layout` with
+    :obj:`layout` (nothing with :obj:`None`). A class, not a closure, so
+    that DataLoader worker processes can receive it."""
+    def __init__(self, dataset, layout: Optional[dict[str, int]]) -> None:
+        self.collate = Collater(dataset)
+        self.layout = layout
+
+    def __call__(self, data_list: list) -> Batch:
+        batch = self.collate(data_list)
+        if self.layout is not None:
+            batch = add_batch_layout(batch, **self.layout)
+        return batch
 
 
 def epoch_batches(num_graphs: int, batch_size: int, epoch: int, seed: int,
@@ -85,13 +121,19 @@ class GraphBatchLoader:
             :obj:`current_epoch`: after resuming from an end-of-epoch
             checkpoint, Lightning 2.6 passes :meth:`set_epoch` a value one
             ahead of it).
+        layout (dict, optional): Options of
+            :func:`~graphormer_sepnorm.transforms.add_batch_layout` for
+            every batch (see :func:`loader_layout`); :obj:`None` leaves the
+            layout to the model. (default: :obj:`None`)
     """
     def __init__(self, dataset, batch_size: int, shuffle: bool, seed: int,
                  rank: int = 0, world_size: int = 1, pad: bool = True,
                  num_workers: int = 0, pin_memory: bool = False,
                  store: Optional[DeviceGraphStore] = None,
-                 epoch_fn: Optional[Callable[[], int]] = None) -> None:
+                 epoch_fn: Optional[Callable[[], int]] = None,
+                 layout: Optional[dict[str, int]] = None) -> None:
         self.dataset = dataset
+        self.layout = layout
         self.epoch_fn = epoch_fn
         self.batch_size = batch_size
         self.shuffle = shuffle
@@ -108,6 +150,8 @@ class GraphBatchLoader:
         # Lightning calls ``loader.sampler.set_epoch`` at every epoch start
         # and inspects ``batch_sampler``; neither is a torch sampler here.
         self.sampler = _EpochHook(self)
+        self._loader: Optional[torch.utils.data.DataLoader] = None
+        self._epoch_ids: list[list[int]] = []
         self.batch_sampler = None
 
     def set_epoch(self, epoch: int) -> None:
@@ -137,19 +181,38 @@ class GraphBatchLoader:
         self._consumed = skip
         batches = batches[skip:]
         if self.store is not None:
-            source: Iterator = (self.store.batch(ids) for ids in batches)
+            # Gathered on the store's device; the layout is computed from a
+            # host copy (the sync-free path is the host loader's workers).
+            source: Iterator = (self._with_layout(self.store.batch(ids))
+                                for ids in batches)
         else:
-            loader = torch.utils.data.DataLoader(
-                self.dataset, batch_sampler=[ids.tolist() for ids in batches],
-                collate_fn=Collater(self.dataset), num_workers=self.num_workers,
+            self._epoch_ids = [ids.tolist() for ids in batches]
+            source = iter(self._data_loader())
+        for batch in source:
+            self._consumed += 1
+            yield batch
+
+    def _data_loader(self) -> torch.utils.data.DataLoader:
+        r"""One DataLoader for every epoch, whose batches are the current
+        epoch's: its workers (persistent) start once per run instead of
+        once per epoch, which on a GPU would cost a pause every few dozen
+        steps."""
+        if self._loader is None:
+            self._loader = torch.utils.data.DataLoader(
+                self.dataset, batch_sampler=_CurrentEpoch(self),
+                collate_fn=LayoutCollater(self.dataset, self.layout),
+                num_workers=self.num_workers,
+                persistent_workers=self.num_workers > 0,
                 pin_memory=self.pin_memory,
                 # A private generator: creating the iterator must not draw
                 # from the global RNG (that would shift dropout on resume).
                 generator=torch.Generator().manual_seed(self.seed))
-            source = iter(loader)
-        for batch in source:
-            self._consumed += 1
-            yield batch
+        return self._loader
+
+    def _with_layout(self, batch: Batch) -> Batch:
+        if self.layout is None:
+            return batch
+        return add_batch_layout(batch, **self.layout)
 
     def state_dict(self) -> dict[str, int]:
         return {'epoch': self.epoch, 'batches_consumed': self._consumed}
@@ -157,6 +220,19 @@ class GraphBatchLoader:
     def load_state_dict(self, state: dict[str, int]) -> None:
         self._skip = (int(state['epoch']), int(state['batches_consumed']))
         self.epoch = int(state['epoch'])
+
+
+class _CurrentEpoch:
+    r"""The batch sampler of :meth:`GraphBatchLoader._data_loader`: the
+    graph ids of the batches of the epoch being iterated."""
+    def __init__(self, loader: GraphBatchLoader) -> None:
+        self.loader = loader
+
+    def __iter__(self) -> Iterator[list[int]]:
+        return iter(self.loader._epoch_ids)
+
+    def __len__(self) -> int:
+        return len(self.loader._epoch_ids)
 
 
 class _EpochHook:

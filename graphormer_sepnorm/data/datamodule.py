@@ -11,7 +11,7 @@ from typing import Optional, Union
 
 import torch
 
-from .batch_loader import GraphBatchLoader
+from .batch_loader import GraphBatchLoader, loader_layout
 from .csv_dataset import CSVDataWarning
 from .csv_splits import write_run_records
 from .datasets import (GraphSplits, data_info, load_data_splits, prepare_raw,
@@ -142,7 +142,8 @@ class GraphDataModule(_Base):
             pin_memory=bool(self.cfg.get('pin_memory')
                             and device.type == 'cuda'),
             store=self._store(split),
-            epoch_fn=self._current_epoch if train else None)
+            epoch_fn=self._current_epoch if train else None,
+            layout=loader_layout(getattr(self, 'trainer', None)))
 
     def _current_epoch(self) -> int:
         trainer = getattr(self, 'trainer', None)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import warnings
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, Sequence
 
 import torch
@@ -15,6 +16,7 @@ from ..nn.graph_attention_bias import EdgeEncoding, GraphAttentionBias
 from ..nn.node_encoder import GraphormerNodeEncoder
 from ..nn.packed_tokens import PackedTokens
 from ..nn.sep_norm import NormKind, SepNorm, ShareNorm
+from ..transforms.batch_layout import BatchLayout, batch_layout
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch_geometric.data import Data
@@ -40,7 +42,14 @@ class GraphormerSepNorm(Module):
     preprocessed by :class:`~graphormer_sepnorm.transforms.AddShortestPaths`
     with categorical node features :obj:`x` and edge features
     :obj:`edge_attr`, and returns :obj:`[num_graphs, out_channels]` read from
-    the graph token alone.
+    the graph token alone. The structure of the batch (token layout, node
+    pairs, the walk of their shortest paths, degrees) is prepared with the
+    batch, as :obj:`batch.layout`, by
+    :func:`~graphormer_sepnorm.transforms.add_batch_layout` with
+    :meth:`layout_options`; the forward pass then only embeds, gathers,
+    multiplies and adds, with no host synchronization, and compiles with
+    :func:`torch.compile` in one graph. A batch without a layout gets one
+    computed in the forward pass (on the host).
 
     Normalization. With :obj:`norm="share"` every norm is one
     :class:`~torch.nn.LayerNorm` over all tokens (the baseline). With
@@ -123,7 +132,9 @@ class GraphormerSepNorm(Module):
         attention_buckets (int, optional): Run the layers on this many
             buckets of graphs of similar size, each padded only to its own
             largest graph (same result, less padding; see
-            :class:`~graphormer_sepnorm.nn.PackedTokens`).
+            :class:`~graphormer_sepnorm.nn.PackedTokens`): the bucket count
+            of :meth:`layout_options`, with which the data pipeline prepares
+            batches on the CPU (on a GPU it uses one bucket).
             (default: :obj:`4`)
     """
     def __init__(
@@ -259,6 +270,17 @@ class GraphormerSepNorm(Module):
                     f"options: {', '.join(valid)}")
         return cls(**config)
 
+    def layout_options(self) -> dict[str, int]:
+        r"""The arguments of
+        :func:`~graphormer_sepnorm.transforms.add_batch_layout` that prepare
+        batches for this model: :obj:`num_buckets` (its
+        :obj:`attention_buckets`; a GPU runs best with :obj:`1`) and the
+        hops of the multi-hop walk."""
+        hops = (self.attention_bias.multi_hop_max_dist
+                if self.attention_bias.edge_encoding == 'multi_hop' else 0)
+        return dict(num_buckets=self.attention_buckets,
+                    multi_hop_max_dist=hops)
+
     def encode(self, data: Data, masked_atoms: Optional[Tensor] = None,
                mask_token: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
         r"""Runs the encoder; returns the final token sequence
@@ -276,7 +298,7 @@ class GraphormerSepNorm(Module):
                 (default: :obj:`None`)
         """
         x, tokens = self._encode(data, masked_atoms, mask_token)
-        return tokens.unpack(x), tokens.node_mask
+        return tokens.unpack(x)
 
     def graph_embedding(self, data: Data) -> Tensor:
         r"""The graph-token embedding :obj:`[num_graphs, hidden_channels]`
@@ -288,15 +310,17 @@ class GraphormerSepNorm(Module):
     def _encode(self, data: Data, masked_atoms: Optional[Tensor] = None,
                 mask_token: Optional[Tensor] = None
                 ) -> tuple[Tensor, PackedTokens]:
-        batch_size = _num_graphs(data)
-        self._check_sizes(data, batch_size)
-        x, node_mask = self.node_encoder(data, batch_size, masked_atoms,
-                                         mask_token)
         # The layers run on packed tokens: graphs sorted into size buckets,
-        # each padded only to its own longest graph.
-        tokens = PackedTokens(node_mask, self.attention_buckets)
-        tokens.biases = self.attention_bias.bucketed(data, tokens)
-        x = tokens.pack(x)
+        # each padded only to its own longest graph, as the batch's layout
+        # (prepared with the batch) says.
+        tokens = PackedTokens(self._layout(data))
+        if tokens.max_nodes > self.max_nodes:
+            raise ValueError(
+                f"A graph has {tokens.max_nodes} nodes, more than the "
+                f"model's max_nodes={self.max_nodes}; filter such graphs out "
+                f"or build the model with a larger max_nodes")
+        x = self.node_encoder(data, tokens, masked_atoms, mask_token)
+        tokens.biases = self.attention_bias(data, tokens)
         if self.embedding_norm is not None:
             x = self.embedding_norm(x, tokens)
         x = self.input_dropout(x)
@@ -305,6 +329,24 @@ class GraphormerSepNorm(Module):
         if self.final_norm is not None:
             x = self.final_norm(x, tokens)
         return x, tokens
+
+    def _layout(self, data: Data) -> BatchLayout:
+        r"""The batch's prepared layout, or one computed here on the host
+        (with a warning once on an accelerator, where it stalls the
+        device)."""
+        layout = getattr(data, 'layout', None)
+        if layout is not None:
+            return layout
+        device = data.edge_index.device
+        if device.type != 'cpu':
+            warnings.warn(
+                "The batch has no 'layout', so the model computes it on the "
+                "host at every step, which stalls the device; prepare "
+                "batches with graphormer_sepnorm.transforms.add_batch_layout"
+                "(batch, **model.layout_options()) where they are built (the "
+                "training, prediction and pretraining pipelines do)",
+                stacklevel=3)
+        return batch_layout(data, **self.layout_options()).to(device)
 
     def forward(self, data: Data) -> Tensor:
         r"""Returns the predictions :obj:`[num_graphs, out_channels]`."""
@@ -317,27 +359,10 @@ class GraphormerSepNorm(Module):
         h = self.head_norm(F.gelu(self.head_transform(graph_token)))
         return self.head(h)
 
-    def _check_sizes(self, data: Data, batch_size: int) -> None:
-        ptr = getattr(data, 'ptr', None)
-        if ptr is not None:
-            largest = int((ptr[1:] - ptr[:-1]).max()) if batch_size else 0
-        else:
-            largest = data.num_nodes
-        if largest > self.max_nodes:
-            raise ValueError(
-                f"A graph has {largest} nodes, more than the model's "
-                f"max_nodes={self.max_nodes}; filter such graphs out or build "
-                f"the model with a larger max_nodes")
-
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}(layers={len(self.layers)}, '
                 f'hidden={self.hidden_channels}, norm={self.norm!r}, '
                 f'pre_norm={self.pre_norm}, out={self.out_channels})')
-
-
-def _num_graphs(data: Data) -> int:
-    num_graphs = getattr(data, 'num_graphs', None)
-    return 1 if num_graphs is None else int(num_graphs)
 
 
 def _check_choice(name: str, value: Any, choices: Sequence[str]) -> None:

@@ -13,6 +13,13 @@ from .packed_tokens import PackedTokens
 _CPU_UNFUSED_MAX_LENGTH = 64
 
 
+def _unfused_is_faster(qkv: Tensor, length: int, dropout: bool) -> bool:
+    r"""On the CPU, short sequences and attention dropout run faster
+    unfused (see :class:`BiasedMultiheadAttention`)."""
+    return qkv.device.type == 'cpu' and (length <= _CPU_UNFUSED_MAX_LENGTH
+                                         or dropout)
+
+
 class BiasedMultiheadAttention(Module):
     r"""Multi-head self-attention with an additive per-head bias, as Graphormer
     uses it: :math:`\mathrm{softmax}(QK^\top / \sqrt{d} + B)\,V`.
@@ -72,9 +79,7 @@ class BiasedMultiheadAttention(Module):
         qkv = qkv.reshape(batch_size, length, 3, self.num_heads, -1)
         query, key, value = qkv.permute(2, 0, 3, 1, 4).unbind(0)
         bias = bias.to(query.dtype)
-        if qkv.device.type == 'cpu' and (
-                length <= _CPU_UNFUSED_MAX_LENGTH or
-                (self.training and self.dropout > 0)):
+        if _unfused_is_faster(qkv, length, self.training and self.dropout > 0):
             out = self._cpu_attention(query, key, value, bias)
         else:
             out = F.scaled_dot_product_attention(

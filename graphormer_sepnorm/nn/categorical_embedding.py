@@ -5,6 +5,14 @@ from torch import Tensor
 from torch.nn import Embedding, Module
 
 
+def reads_back_cheaply(tensor: Tensor) -> bool:
+    r"""Whether reading :obj:`tensor`'s values on the host costs nothing
+    but the read: a CPU tensor outside :func:`torch.compile` (on an
+    accelerator it waits for the device; in a compiled graph it breaks the
+    graph)."""
+    return tensor.device.type == 'cpu' and not torch.compiler.is_compiling()
+
+
 class CategoricalEmbedding(Module):
     r"""Embeds a :obj:`[num_items, num_columns]` tensor of categorical ids,
     one vocabulary per column, and sums or averages the column embeddings
@@ -17,7 +25,10 @@ class CategoricalEmbedding(Module):
 
     Ids outside a column's vocabulary raise a :class:`ValueError` that names
     the column, the offending value and the vocabulary size, instead of an
-    index error deep inside the embedding (or on the GPU).
+    index error deep inside the embedding. The check reads the ids back, so
+    it runs on CPU tensors outside :func:`torch.compile` only: on an
+    accelerator it would stall every step (the ids there come from this
+    package's featurizers, whose vocabularies the model is built from).
 
     Args:
         vocab_sizes (Sequence[int]): Number of distinct ids of each column.
@@ -73,7 +84,7 @@ class CategoricalEmbedding(Module):
                 f"built for {len(self.vocab_sizes)} (vocab sizes "
                 f"{self.vocab_sizes}); build the model with the dataset's "
                 f"vocabulary")
-        if ids.numel() == 0:
+        if ids.numel() == 0 or not reads_back_cheaply(ids):
             return
         bad = (ids < 0) | (ids >= self.sizes)
         if bool(bad.any()):

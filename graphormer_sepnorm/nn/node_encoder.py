@@ -7,6 +7,7 @@ from torch import Tensor
 from torch.nn import Embedding, Module, Parameter
 
 from .categorical_embedding import CategoricalEmbedding
+from .packed_tokens import PackedTokens
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch_geometric.data import Data
@@ -16,7 +17,8 @@ class GraphormerNodeEncoder(Module):
     r"""The input token sequence of Graphormer, from the `"Do Transformers
     Really Perform Bad for Graph Representation?"
     <https://arxiv.org/abs/2106.05234>`_ paper: a learned graph token followed
-    by one token per node, padded to the largest graph of the batch.
+    by one token per node, in the packed layout of
+    :class:`~graphormer_sepnorm.nn.PackedTokens`.
 
     A node token is the sum of its atom-feature embeddings and of the
     **centrality encoding**, an embedding of its degree. Degrees above
@@ -56,11 +58,13 @@ class GraphormerNodeEncoder(Module):
                 torch.nn.init.normal_(table.weight, std=0.02)
         torch.nn.init.normal_(self.graph_token, std=0.02)
 
-    def forward(self, data: Data, batch_size: int,
+    def forward(self, data: Data, tokens: PackedTokens,
                 masked_atoms: Optional[Tensor] = None,
-                mask_token: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
-        r"""Returns the tokens :obj:`[batch_size, 1 + N, channels]` (graph
-        token first) and the real-node mask :obj:`[batch_size, N]`.
+                mask_token: Optional[Tensor] = None) -> Tensor:
+        r"""Returns the packed tokens :obj:`[num_tokens, channels]` of
+        :obj:`tokens`' layout: every graph's graph token, then its nodes,
+        zeros at padding. Degrees come with the batch's
+        :class:`~graphormer_sepnorm.transforms.BatchLayout`.
 
         For masked-atom pretraining, the atom-feature embeddings of the nodes
         where the boolean :obj:`masked_atoms` :obj:`[num_nodes]` is set are
@@ -69,55 +73,20 @@ class GraphormerNodeEncoder(Module):
         if getattr(data, 'x', None) is None:
             raise ValueError("The graphs have no node features 'x'; this "
                              "model embeds categorical atom features")
-        num_nodes = data.x.size(0)
         h = self.atom_embedding(data.x)
         if masked_atoms is not None:
             h = torch.where(masked_atoms.view(-1, 1), mask_token.view(1, -1),
                             h)
-        src, dst = data.edge_index
-        in_degree = _degree(dst, num_nodes)
-        h = h + self.in_degree_embedding(in_degree.clamp(max=self.max_degree))
+        layout = tokens.layout
+        h = h + self.in_degree_embedding(
+            layout.in_degree.clamp(max=self.max_degree))
         if self.out_degree_embedding is not None:
-            out_degree = _degree(src, num_nodes)
             h = h + self.out_degree_embedding(
-                out_degree.clamp(max=self.max_degree))
-        batch = getattr(data, 'batch', None)
-        nodes, node_mask = _dense_nodes(h, batch, batch_size)
-        graph_token = self.graph_token.view(1, 1, -1).expand(
-            batch_size, 1, -1)
-        return torch.cat([graph_token, nodes], dim=1), node_mask
+                layout.out_degree.clamp(max=self.max_degree))
+        return tokens.pack(h, self.graph_token)
 
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}('
                 f'{self.atom_embedding.vocab_sizes}, {self.channels}, '
                 f'max_degree={self.max_degree}, directed={self.directed})')
 
-
-# torch_geometric.utils.degree and to_dense_batch, written with two torch
-# operations each so that the model imports without PyG: importing PyG takes
-# longer (2-3 s) than all the rest of a one-molecule prediction. Tested equal
-# to PyG's functions.
-
-
-def _degree(index: Tensor, num_nodes: int) -> Tensor:
-    r"""How often each node appears in :obj:`index` (int64)."""
-    return torch.bincount(index, minlength=num_nodes)
-
-
-def _dense_nodes(h: Tensor, batch: Optional[Tensor],
-                 batch_size: int) -> tuple[Tensor, Tensor]:
-    r"""Node features :obj:`[num_nodes, C]` of graphs stored one after the
-    other (as in PyG batches) as :obj:`[batch_size, N, C]`, zero-padded to
-    the largest graph, and the real-node mask :obj:`[batch_size, N]`."""
-    if batch is None:
-        return h.unsqueeze(0), h.new_ones(1, h.size(0), dtype=torch.bool)
-    counts = torch.bincount(batch, minlength=batch_size)
-    largest = int(counts.max()) if batch_size else 0
-    first = counts.cumsum(0) - counts  # Index of each graph's first node.
-    position = torch.arange(batch.numel(), device=h.device) - first[batch]
-    nodes = h.new_zeros(batch_size, largest, h.size(-1))
-    nodes[batch, position] = h
-    mask = torch.zeros(batch_size, largest, dtype=torch.bool,
-                       device=h.device)
-    mask[batch, position] = True
-    return nodes, mask

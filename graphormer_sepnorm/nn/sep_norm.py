@@ -85,7 +85,7 @@ class SepNorm(Module):
                 :class:`~graphormer_sepnorm.nn.PackedTokens`.
         """
         if isinstance(tokens, Tensor):
-            packed = PackedTokens(tokens)  # One bucket: the padded layout.
+            packed = PackedTokens.from_node_mask(tokens)  # The padded layout.
             return self(x.flatten(0, 1), packed).view_as(x)
         graph_tokens = self._normalize_graph_tokens(x[tokens.graph_index])
         # _BatchNorm also covers SyncBatchNorm (no BatchNorm1d subclass).

@@ -114,6 +114,10 @@ class EnsemblePredictor(Predictor):
         self.max_nodes = first.max_nodes
         self.num_outputs = first.num_outputs
         self.task = first.task
+        # One layout for every member when they walk the same hops; else
+        # each member's model lays the batch out itself.
+        layouts = {tuple(sorted(m._layout.items())) for m in members}
+        self._layout = first._layout if len(layouts) == 1 else None
         self.source = (f"ensemble of {len(members)} models "
                        f"({', '.join(_name(m) for m in members)})")
 

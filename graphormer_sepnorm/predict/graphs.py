@@ -5,13 +5,14 @@ arrays and batched into the attributes the model reads, without
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Sequence, Union
+from typing import Optional, Sequence, Union
 
 import numpy as np
 import torch
 
 from ..data.featurize.ogb import _ogb_graph_arrays
 from ..data.featurize.zinc import _zinc_graph_arrays
+from ..transforms.batch_layout import BatchLayout, add_batch_layout
 from ..transforms.shortest_paths import shortest_paths
 
 __all__ = ['Graph', 'GraphBatch', 'prepare_graph', 'collate']
@@ -51,7 +52,8 @@ class GraphBatch:
     :class:`~torch_geometric.data.Batch` that :meth:`Batch.from_data_list`
     builds from the same graphs after
     :class:`~graphormer_sepnorm.transforms.AddShortestPaths` (all that
-    :class:`~graphormer_sepnorm.GraphormerSepNorm` reads)."""
+    :class:`~graphormer_sepnorm.GraphormerSepNorm` reads), with the
+    :class:`~graphormer_sepnorm.transforms.BatchLayout` the model reads."""
     x: torch.Tensor
     edge_index: torch.Tensor
     edge_attr: torch.Tensor
@@ -59,6 +61,7 @@ class GraphBatch:
     path_next: torch.Tensor
     batch: torch.Tensor
     ptr: torch.Tensor
+    layout: Optional[BatchLayout] = None
 
     @property
     def num_graphs(self) -> int:
@@ -72,19 +75,25 @@ class GraphBatch:
 
     def to(self, device: Union[str, torch.device]) -> 'GraphBatch':
         r"""The batch on :obj:`device`."""
-        return GraphBatch(**{f.name: getattr(self, f.name).to(device)
+        return GraphBatch(**{f.name: (None if getattr(self, f.name) is None
+                                      else getattr(self, f.name).to(device))
                              for f in fields(self)})
 
 
-def collate(graphs: Sequence[Graph]) -> GraphBatch:
-    r"""Batches prepared graphs (see :class:`GraphBatch`)."""
+def collate(graphs: Sequence[Graph],
+            layout: Optional[dict[str, int]] = None) -> GraphBatch:
+    r"""Batches prepared graphs (see :class:`GraphBatch`), with the layout
+    that :func:`~graphormer_sepnorm.transforms.add_batch_layout` computes
+    with the options :obj:`layout` (e.g. a model's
+    :meth:`~graphormer_sepnorm.GraphormerSepNorm.layout_options`; none
+    with :obj:`None`)."""
     sizes = np.fromiter((g[0].shape[0] for g in graphs), dtype=np.int64,
                         count=len(graphs))
     ptr = np.zeros(len(graphs) + 1, dtype=np.int64)
     np.cumsum(sizes, out=ptr[1:])
     edge_index = np.concatenate(
         [g[1] + offset for g, offset in zip(graphs, ptr[:-1])], axis=1)
-    return GraphBatch(
+    batch = GraphBatch(
         x=torch.from_numpy(np.concatenate([g[0] for g in graphs])),
         edge_index=torch.from_numpy(edge_index),
         edge_attr=torch.from_numpy(np.concatenate([g[2] for g in graphs])),
@@ -92,3 +101,4 @@ def collate(graphs: Sequence[Graph]) -> GraphBatch:
         path_next=torch.from_numpy(np.concatenate([g[4] for g in graphs])),
         batch=torch.from_numpy(np.repeat(np.arange(len(graphs)), sizes)),
         ptr=torch.from_numpy(ptr))
+    return batch if layout is None else add_batch_layout(batch, **layout)

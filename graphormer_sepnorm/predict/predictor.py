@@ -107,13 +107,13 @@ class Predictor:
         try:
             self.device = torch.device(device)
             self.model = model.to(self.device).eval()
-            # Batches here are already sorted by size: buckets inside the
-            # model would only add copies (same outputs either way).
-            self.model.attention_buckets = 1
         except (RuntimeError, AssertionError, ValueError) as error:
             raise PredictionError(
                 f"Cannot use device {str(device)!r}: "
                 f"{str(error).splitlines()[0]}") from None
+        # Batches here are already sorted by size: buckets would only add
+        # copies (same outputs either way).
+        self._layout = dict(self.model.layout_options(), num_buckets=1)
         self.card = card
         self.source = source
         self.featurizer_name = card.featurizer.strip().lower()
@@ -378,7 +378,7 @@ class Predictor:
         :obj:`predict`) and its :obj:`"embedding"` row (with :obj:`embed`),
         or an error."""
         try:
-            batch = collate(graphs).to(self.device)
+            batch = collate(graphs, self._layout).to(self.device)
             with (single_thread() if self.device.type == 'cpu'
                   else contextlib.nullcontext()):
                 fields = (self._outputs(batch) if predict

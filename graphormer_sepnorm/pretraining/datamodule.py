@@ -11,7 +11,7 @@ from typing import Optional
 
 from lightning.pytorch import LightningDataModule
 
-from ..data.batch_loader import GraphBatchLoader
+from ..data.batch_loader import GraphBatchLoader, loader_layout
 from ..data.datamodule import _distributed
 from ..data.errors import DataError
 from .corpus_dataset import SmilesCorpus
@@ -106,7 +106,8 @@ class CorpusDataModule(LightningDataModule):
             rank=rank, world_size=world_size, pad=train,
             num_workers=self.data['num_workers'],
             pin_memory=bool(self.data['pin_memory'] and cuda),
-            epoch_fn=self._current_epoch if train else None)
+            epoch_fn=self._current_epoch if train else None,
+            layout=loader_layout(trainer))
 
     def _current_epoch(self) -> int:
         trainer = getattr(self, 'trainer', None)

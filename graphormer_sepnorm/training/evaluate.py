@@ -104,12 +104,16 @@ def predict_split(model: torch.nn.Module, dataset, task: str,
     """
     from torch_geometric.loader import DataLoader
 
+    from ..transforms.batch_layout import add_batch_layout, layout_options_for
+
     model.eval()
+    layout = layout_options_for(model, device)
     mean = torch.tensor(target_mean, dtype=torch.double).view(-1)
     std = torch.tensor(target_std, dtype=torch.double).view(-1)
     preds, targets = [], []
     for batch in DataLoader(dataset, batch_size=batch_size):
-        out = model(batch.to(device)).double().cpu()
+        batch = add_batch_layout(batch, **layout).to(device)
+        out = model(batch).double().cpu()
         out = out.view(out.size(0), -1)
         if task == 'regression':
             out = out * std + mean

@@ -20,7 +20,7 @@ from typing import Iterable, Optional
 import torch
 from lightning.pytorch.callbacks import Callback
 
-from ..data.batch_loader import GraphBatchLoader
+from ..data.batch_loader import GraphBatchLoader, loader_layout
 
 __all__ = ['recalibrate_batch_norm', 'PreciseBatchNorm']
 
@@ -79,7 +79,8 @@ class PreciseBatchNorm(Callback):
         loader = GraphBatchLoader(
             trainer.datamodule.train_dataset, self.batch_size, shuffle=True,
             seed=self.seed + _ORDER_SALT, rank=trainer.global_rank,
-            world_size=trainer.world_size, pad=True)
+            world_size=trainer.world_size, pad=True,
+            layout=loader_layout(trainer))
         batches = (batch for index, batch in zip(range(self.num_batches),
                                                  loader))
         # update_bn leaves the model in the mode it found it in: eval here.

@@ -12,17 +12,22 @@ import csv
 import math
 import time
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 import torch
 from lightning.pytorch import LightningModule
 from torch import Tensor
 from torchmetrics import MeanMetric
 
+from ..nn.categorical_embedding import reads_back_cheaply
 from .lr_schedule import polynomial_decay_scheduler
 
 __all__ = ['RunModule', 'NonFiniteLossError', 'write_history']
 
+
+#: Steps between two reads of the losses on an accelerator (see
+#: :meth:`RunModule.check_finite`).
+FINITE_CHECK_STEPS = 50
 
 class NonFiniteLossError(RuntimeError):
     r"""The training loss became NaN or infinite; training stops and the
@@ -56,7 +61,9 @@ class RunModule(LightningModule):
         self.metrics_file = metrics_file
         # The training-loss mean of the current epoch is checkpointed, so an
         # epoch interrupted and resumed reports the same mean.
-        self.train_loss = MeanMetric()
+        # No NaN check inside the metric: it would read the loss back at
+        # every step (check_finite does that, where it is cheap).
+        self.train_loss = MeanMetric(nan_strategy='disable')
         self.train_loss.persistent(True)
         self.history: list[dict[str, float]] = []
         self.wall_time_s = 0.0  # total over resumes
@@ -64,6 +71,9 @@ class RunModule(LightningModule):
         self.train_time_s = 0.0  # training batches only (no validation)
         self.train_graphs = 0  # graphs seen by this process
         self._rng_to_restore: Optional[dict] = None
+        # On an accelerator, the step of the first non-finite loss (-1:
+        # none), kept on the device until check_pending_losses reads it.
+        self._first_non_finite: Optional[Tensor] = None
         self._clock: Optional[float] = None
         self._cpu_clock: Optional[float] = None
         self._batch_clock: Optional[float] = None
@@ -116,17 +126,50 @@ class RunModule(LightningModule):
 
     def check_finite(self, loss: Tensor) -> None:
         r"""Stops training with :class:`NonFiniteLossError` when the loss of
-        any process is NaN or infinite."""
-        finite = bool(torch.isfinite(loss))
-        if not self.trainer.strategy.reduce_boolean_decision(finite, all=True):
-            last = Path(self.trainer.default_root_dir) / 'checkpoints' / \
-                'last.ckpt'
-            raise NonFiniteLossError(
-                f"The training loss is {loss.item()} (not finite) at step "
-                f"{self.global_step}, epoch {self.current_epoch}; training "
-                f"stopped. The last good checkpoint is kept at {last} "
-                f"(resume with --resume after lowering optim.lr, enabling "
-                f"train.gradient_clip_val or checking the data).")
+        any process is NaN or infinite.
+
+        On the CPU every step's loss is read. On an accelerator, reading it
+        would make the host wait for the device at every step, so the step
+        of the first non-finite loss is kept on the device and read every
+        :data:`FINITE_CHECK_STEPS` steps, and always before a checkpoint is
+        written, a validation runs or training ends: a checkpoint never
+        holds the weights of a non-finite step."""
+        loss = loss.detach()
+        if reads_back_cheaply(loss):
+            self._stop_if_not_finite(
+                self.global_step if not bool(torch.isfinite(loss)) else -1,
+                float(loss))
+            return
+        step = torch.full((), self.global_step, device=loss.device)
+        first = (torch.full_like(step, -1) if self._first_non_finite is None
+                 else self._first_non_finite)
+        self._first_non_finite = torch.where(
+            (first < 0) & ~torch.isfinite(loss), step, first)
+        if self.global_step % FINITE_CHECK_STEPS == 0:
+            self.check_pending_losses()
+
+    def check_pending_losses(self) -> None:
+        r"""Reads the step of the first non-finite loss kept on the device
+        by :meth:`check_finite`, and stops training if there is one."""
+        if self._first_non_finite is not None:
+            self._stop_if_not_finite(int(self._first_non_finite), math.nan)
+
+    def _stop_if_not_finite(self, bad_step: int, value: float) -> None:
+        finite = bad_step < 0
+        if self.trainer.strategy.reduce_boolean_decision(finite, all=True):
+            return
+        last = Path(self.trainer.default_root_dir) / 'checkpoints' / \
+            'last.ckpt'
+        where = (f"at step {bad_step}" if bad_step >= 0 else
+                 f"on another process by step {self.global_step}")
+        loss = f"is {value}" if bad_step == self.global_step else \
+            "became NaN or infinite"
+        raise NonFiniteLossError(
+            f"The training loss {loss} (not finite) {where}, epoch "
+            f"{self.current_epoch}; training stopped. The last good "
+            f"checkpoint is kept at {last} (resume with --resume after "
+            f"lowering optim.lr, enabling train.gradient_clip_val or "
+            f"checking the data).")
 
     def record_train_loss(self, loss: Tensor, num_graphs: int) -> None:
         r"""Counts :obj:`loss` into the epoch's mean training loss and logs
@@ -192,7 +235,25 @@ class RunModule(LightningModule):
     def load_extra_state(self, state: dict) -> None:
         r"""Restores what :meth:`extra_state` saved."""
 
+    def transfer_batch_to_device(self, batch, device: torch.device,
+                                 dataloader_idx: int):
+        r"""Copies a PyG batch (its layout too) to an accelerator without
+        blocking the host: from the loader's pinned memory the copy then
+        overlaps the previous step (Lightning copies only bare tensors that
+        way)."""
+        if device.type != 'cpu' and isinstance(getattr(batch, 'to', None),
+                                               Callable):
+            return batch.to(device, non_blocking=True)
+        return super().transfer_batch_to_device(batch, device, dataloader_idx)
+
+    def on_validation_start(self) -> None:
+        self.check_pending_losses()
+
+    def on_train_end(self) -> None:
+        self.check_pending_losses()
+
     def on_save_checkpoint(self, checkpoint: dict) -> None:
+        self.check_pending_losses()
         self._tick()
         checkpoint['graphormer_sepnorm'] = {
             'history': [dict(r) for r in self.history],

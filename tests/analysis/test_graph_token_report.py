@@ -105,12 +105,32 @@ def test_finds_the_recipe_runs_with_a_model(workdir):
     assert [p.relative_to(workdir).as_posix() for p in found] == RECIPE_RUNS
 
 
+def test_weights_elsewhere_are_found_at_the_runs_paths(workdir, tmp_path):
+    """--weights: kept run directories without models (run weights are not
+    committed), their models at the same paths below another folder."""
+    kept, weights = tmp_path / 'kept', tmp_path / 'weights'
+    shutil.copytree(workdir / 'runs', kept,
+                    ignore=shutil.ignore_patterns('*.safetensors'))
+    shutil.copytree(workdir / 'runs', weights)
+    shutil.rmtree(weights / 'molhiv' / 'share_seed1')  # a model not at hand
+    found = find_model_runs(kept, weights)
+    assert [p.relative_to(tmp_path).as_posix() for p in found] == [
+        run.replace('runs/', 'weights/', 1) for run in RECIPE_RUNS
+        if run != 'runs/molhiv/share_seed1']
+
+
 def test_a_folder_without_models_is_an_error(tmp_path):
     (tmp_path / 'run').mkdir()
     (tmp_path / 'run' / 'results.json').write_text('{"norm": "sep"}')
-    with pytest.raises(FileNotFoundError, match='No Graphormer run with '
-                       'model.safetensors'):
+    with pytest.raises(FileNotFoundError) as error:
         find_model_runs(tmp_path)
+    message = str(error.value)
+    assert message.startswith(f'No Graphormer run below {tmp_path} has its '
+                              f'model.safetensors in {tmp_path}')
+    assert 'pass --weights' in message and '\n' not in message
+    # The commit that still holds the weights of the committed runs.
+    assert f"git restore --source=cabb7a1 -- '{tmp_path.as_posix()}/*/" \
+        f"model.safetensors'" in message
 
 
 def test_rows_are_the_recipe_runs(analysis):
@@ -206,6 +226,13 @@ def test_help_and_a_bad_runs_folder(tmp_path):
     assert result.returncode == 2
     assert result.stderr.startswith('error: No run directory')
     assert len(result.stderr.strip().splitlines()) == 1
+    result = subprocess.run(
+        [sys.executable, ANALYSIS, '--checkpoint', 'a', '--weights', 'b'],
+        capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stderr == ('error: --weights goes with --runs (the folder '
+                             'of the run directories whose models it '
+                             'holds)\n')
 
 
 def test_plotted_density_by_hand():

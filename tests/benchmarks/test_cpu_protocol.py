@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,7 +44,6 @@ def plan(zinc_root, tmp_path_factory):
         'common': [f'data.root={_relative(root)}',
                    f'data.raw_source={_relative(source)}', *TINY],
         'trials': {'lr1e-3': ['optim.lr=1e-3']},
-        'keep_model': True,
         'variant': 'tiny',
     }))
     workdir = _relative(folder / 'work')
@@ -61,8 +59,7 @@ def test_a_plan_keeps_each_runs_artefacts(plan):
     for norm in ('sep', 'share'):
         kept = folder / 'kept' / 'lr1e-3' / f'{norm}_seed0'
         assert sorted(p.name for p in kept.iterdir()) == [
-            'config.yaml', 'curves.png', 'metrics.csv', 'model.safetensors',
-            'results.json']
+            'config.yaml', 'metrics.csv', 'results.json']
         results = json.loads((kept / 'results.json').read_text())
         assert results['norm'] == norm and results['steps'] == 8
         assert results['test_metric_at_best_val'] is None  # never read
@@ -80,29 +77,32 @@ def test_a_plan_keeps_each_runs_artefacts(plan):
         assert results['best_checkpoint'] == 'checkpoints/best.ckpt'
 
 
-def test_kept_models_are_the_runs_best_models_in_float16(plan):
-    """keep_model: the run's model.safetensors, stored as float16 (half the
-    size), loads as a float32 model equal to the run's to float16
-    rounding."""
-    from safetensors import safe_open
-
+def test_weights_and_curves_are_not_kept(plan):
+    """The kept copy holds no weights (nor the curves plot): the run's
+    model.safetensors stays in the work directory, at the path below it
+    that scripts/graph_token_analysis.py --weights maps the kept run to."""
     from graphormer_sepnorm.checkpoint import load_model
     folder, _, workdir, _ = plan
-    kept = folder / 'kept' / 'lr1e-3' / 'sep_seed0' / 'model.safetensors'
-    original = REPO / workdir / 'kept' / 'lr1e-3' / 'sep_seed0' / \
-        'model.safetensors'
-    with safe_open(str(kept), 'pt') as f:
-        dtypes = {f.get_slice(k).get_dtype() for k in f.keys()}
-    assert 'F16' in dtypes and 'F32' not in dtypes
-    assert kept.stat().st_size < 0.7 * original.stat().st_size
-    small, small_card = load_model(kept)
-    full, card = load_model(original)
-    assert small_card.target_mean == card.target_mean
-    for (name, a), b in zip(small.state_dict().items(),
-                            full.state_dict().values()):
-        assert a.dtype == b.dtype, name
-        if a.is_floating_point():
-            assert torch.allclose(a, b, rtol=1e-3, atol=1e-4), name
+    for norm in ('sep', 'share'):
+        kept = folder / 'kept' / 'lr1e-3' / f'{norm}_seed0'
+        assert not (kept / 'model.safetensors').exists()
+        assert not (kept / 'curves.png').exists()
+        trained = REPO / workdir / 'kept' / kept.relative_to(folder / 'kept')
+        assert (trained / 'curves.png').is_file()
+        model, card = load_model(trained / 'model.safetensors')
+        assert model.config['norm'] == norm and card.extra['seed'] == 0
+
+
+def test_a_plan_with_keep_model_is_refused(tmp_path):
+    """keep_model (which copied the weights) is gone: a plan naming it is
+    an error, not weights silently dropped."""
+    plan = tmp_path / 'plan.yaml'
+    plan.write_text(yaml.safe_dump({
+        'destination': 'kept', 'configs': [], 'seeds': [0],
+        'trials': {'a': []}, 'keep_model': True}))
+    result = _run(_relative(plan), '--dry-run')
+    assert result.returncode == 2
+    assert "unknown keys ['keep_model']" in result.stderr
 
 
 def test_finished_runs_are_skipped(plan):
@@ -190,7 +190,7 @@ def test_a_chemprop_plan_runs_the_baseline_and_keeps_its_artefacts(
 
 @pytest.mark.parametrize('extra,message', [
     ({'configs': ['configs/cpu/molhiv_sepnorm.yaml']}, 'not both'),
-    ({'keep_model': True}, "neither 'keep_model' nor 'common'")])
+    ({'common': ['--epochs', '1']}, "takes no 'common'")])
 def test_bad_chemprop_plans_are_clear_errors(tmp_path, extra, message):
     plan = _chemprop_plan(tmp_path, **extra)
     result = _run(_relative(plan), '--dry-run')

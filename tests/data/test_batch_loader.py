@@ -41,3 +41,31 @@ def test_loader_state_resumes_mid_epoch(zinc_val):
     assert all(torch.equal(a, b) for a, b in zip(rest, full[3:]))
     resumed.set_epoch(5)  # the skip applies to the saved epoch only
     assert len(list(resumed)) == len(full)
+
+
+def test_workers_persist_across_epochs_and_lay_batches_out(zinc_val):
+    """Batches from two worker processes equal the in-process ones, epoch
+    after epoch, each with the layout add_batch_layout gives it; the
+    workers start once (one DataLoader iterator for every epoch)."""
+    from graphormer_sepnorm.transforms import batch_layout
+    layout = dict(num_buckets=3, multi_hop_max_dist=5)
+    here = GraphBatchLoader(zinc_val, 100, shuffle=True, seed=1,
+                            layout=layout)
+    workers = GraphBatchLoader(zinc_val, 100, shuffle=True, seed=1,
+                               num_workers=2, layout=layout)
+    iterators = set()
+    for epoch in (0, 1):
+        here.set_epoch(epoch)
+        workers.set_epoch(epoch)
+        for a, b in zip(here, workers):
+            assert torch.equal(a.y, b.y)
+            expected = batch_layout(a, **layout)
+            for got, want in zip(b.layout, expected):
+                if isinstance(want, tuple):
+                    assert all(torch.equal(g, w) for g, w in zip(got, want))
+                elif isinstance(want, torch.Tensor):
+                    assert torch.equal(got, want)
+                else:
+                    assert got == want
+        iterators.add(id(workers._loader._iterator))
+    assert len(iterators) == 1

@@ -3,20 +3,28 @@ import math
 
 import pytest
 import torch
-from conftest import bucket_slices, load_real_zinc
+from conftest import bucket_slices, laid_out, load_real_zinc
 from torch_geometric.data import Batch, Data
-from torch_geometric.utils import to_dense_batch
 
-from graphormer_sepnorm.nn import GraphAttentionBias, PackedTokens
+from graphormer_sepnorm.nn import GraphAttentionBias
 from graphormer_sepnorm.transforms import AddShortestPaths
 
 
 def real_batch(limit=6, extra=()):
     graphs = load_real_zinc('val', limit=limit) + list(extra)
     graphs = [AddShortestPaths()(g) for g in graphs]
-    batch = Batch.from_data_list(graphs)
-    _, node_mask = to_dense_batch(batch.x, batch.batch)
-    return graphs, batch, node_mask
+    return graphs, Batch.from_data_list(graphs)
+
+
+def padded_bias(module, batch):
+    """The bias of the padded batch: one bucket, graphs in their order."""
+    batch, tokens = laid_out(batch, 1, _hops(module))
+    return module(batch, tokens)[0]
+
+
+def _hops(module):
+    return (module.multi_hop_max_dist if module.edge_encoding == 'multi_hop'
+            else 0)
 
 
 def salt_graph():
@@ -78,10 +86,10 @@ def test_bias_matches_pair_by_pair_loop(edge_encoding, max_hops, max_distance,
     torch.manual_seed(0)
     module = GraphAttentionBias(4, [4], edge_encoding, max_hops, max_distance,
                                 max_attn)
-    graphs, batch, node_mask = real_batch(extra=[salt_graph()])
+    graphs, batch = real_batch(extra=[salt_graph()])
     with torch.no_grad():
-        bias = module(batch, node_mask)
-        max_nodes = node_mask.size(1)
+        bias = padded_bias(module, batch)
+        max_nodes = max(g.num_nodes for g in graphs)
         assert bias.shape == (len(graphs), 4, 1 + max_nodes, 1 + max_nodes)
         for b, data in enumerate(graphs):
             expected = loop_bias(module, data, max_nodes)
@@ -93,105 +101,40 @@ def test_bias_matches_pair_by_pair_loop(edge_encoding, max_hops, max_distance,
 def test_gradients_reach_every_encoding():
     torch.manual_seed(0)
     module = GraphAttentionBias(4, [4], 'multi_hop', 20)
-    _, batch, node_mask = real_batch()
-    bias = module(batch, node_mask)
+    _, batch = real_batch()
+    bias = padded_bias(module, batch)
     bias[torch.isfinite(bias)].pow(2).sum().backward()
     for name, parameter in module.named_parameters():
         assert parameter.grad is not None and parameter.grad.abs().sum() > 0, \
             name
 
 
-def test_missing_preprocessing_is_a_clear_error():
-    data = load_real_zinc('val', limit=2)
-    batch = Batch.from_data_list(data)
-    _, node_mask = to_dense_batch(batch.x, batch.batch)
-    with pytest.raises(ValueError, match='AddShortestPaths'):
-        GraphAttentionBias(4, [4])(batch, node_mask)
-
-
-def test_nodes_changed_after_preprocessing_is_a_clear_error():
-    data = AddShortestPaths()(load_real_zinc('val', limit=1)[0])
-    data.x = data.x[:-1]
-    data.edge_index = data.edge_index[:, (data.edge_index < data.num_nodes -
-                                          0).all(0)]
-    batch = Batch.from_data_list([data])
-    _, node_mask = to_dense_batch(batch.x, batch.batch)
-    with pytest.raises(ValueError, match='Apply AddShortestPaths last'):
-        GraphAttentionBias(4, [4])(batch, node_mask)
-
-
 def test_out_of_vocabulary_bond_is_a_clear_error():
-    graphs, batch, node_mask = real_batch(limit=2)
+    graphs, batch = real_batch(limit=2)
     batch.edge_attr[0] = 7
     with pytest.raises(ValueError, match='outside the vocabulary'):
-        GraphAttentionBias(4, [4])(batch, node_mask)
+        padded_bias(GraphAttentionBias(4, [4]), batch)
 
 
-@pytest.mark.parametrize('max_hops', [1, 3, 20])
-def test_compiled_walk_matches_the_tensor_walk(max_hops):
-    # The tensor walk runs on GPUs, the compiled one on the CPU.
-    from graphormer_sepnorm.nn.graph_attention_bias import (
-        _walk_paths, _walk_paths_compiled, dense_edge_ids,
-        dense_shortest_paths)
-    _, batch, node_mask = real_batch(limit=12, extra=[salt_graph()])
-    tokens = PackedTokens(node_mask, num_buckets=3)
-    spd, path_next = dense_shortest_paths(batch, tokens)
-    edge_ids = dense_edge_ids(batch, tokens)
-    hops = spd.clamp(min=0)
-    expected = _walk_paths(hops, path_next, edge_ids, tokens.pair_blocks,
-                           max_hops, 1000)
-    compiled = _walk_paths_compiled(hops, path_next, edge_ids,
-                                    tokens.pair_blocks, max_hops, 1000)
-    assert compiled[0].numel() == int(hops.clamp(max=max_hops).sum())
-    order = torch.argsort(expected[0], stable=True)
-    assert torch.equal(compiled[0], expected[0][order])
-    assert torch.equal(compiled[1], expected[1][order])
-
-
-@pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
-def test_no_grad_walk_and_sum_equals_gather_and_index_add(dtype):
-    """Without gradients the CPU adds the rows as it walks; the result is
-    what the training path's gather and index_add give, bit for bit (same
-    rows, added in the same order), and the bias is the same."""
-    from graphormer_sepnorm.nn.graph_attention_bias import (
-        _walk_and_sum_compiled, _walk_paths_compiled, dense_edge_ids,
-        dense_shortest_paths)
-    torch.manual_seed(2)
-    _, batch, node_mask = real_batch(limit=12, extra=[salt_graph()])
-    tokens = PackedTokens(node_mask, num_buckets=3)
-    spd, path_next = dense_shortest_paths(batch, tokens)
-    edge_ids = dense_edge_ids(batch, tokens)
-    hops = spd.clamp(min=0)
-    num_rows = int(edge_ids.max()) + 1
-    tables = torch.randn(5 * num_rows, 4, dtype=dtype)
-    pairs, rows = _walk_paths_compiled(hops, path_next, edge_ids,
-                                       tokens.pair_blocks, 5, num_rows)
-    expected = tables.new_zeros(spd.numel(), 4).index_add(
-        0, pairs, tables[rows])
-    summed = _walk_and_sum_compiled(hops, path_next, edge_ids,
-                                    tokens.pair_blocks, 5, num_rows, tables)
-    assert summed.dtype == dtype and torch.equal(summed, expected)
-    module = GraphAttentionBias(4, [4], 'multi_hop', multi_hop_max_dist=5)
-    module = module.to(dtype)
-    with_grad = module.bucketed(batch, PackedTokens(node_mask, 3))
-    with torch.no_grad():
-        without = module.bucketed(batch, PackedTokens(node_mask, 3))
-    for a, b in zip(with_grad, without):
-        assert torch.equal(a.detach(), b)
+def test_a_layout_walked_for_other_hops_is_a_clear_error():
+    _, batch = real_batch(limit=2)
+    batch, tokens = laid_out(batch, 1, multi_hop_max_dist=3)
+    with pytest.raises(ValueError, match="walks 3 hops.*layout_options"):
+        GraphAttentionBias(4, [4], multi_hop_max_dist=5)(batch, tokens)
 
 
 @pytest.mark.parametrize('edge_encoding', ['multi_hop', 'single'])
 def test_bucketed_bias_is_the_padded_bias_of_each_bucket(edge_encoding):
     torch.manual_seed(0)
-    _, batch, node_mask = real_batch(limit=12, extra=[salt_graph()])
+    _, batch = real_batch(limit=12, extra=[salt_graph()])
     module = GraphAttentionBias(4, [4], edge_encoding, multi_hop_max_dist=5,
                                 max_attention_distance=6)
-    padded = module(batch, node_mask)
-    tokens = PackedTokens(node_mask, num_buckets=3)
-    biases = module.bucketed(batch, tokens)
+    padded = padded_bias(module, batch)
+    batch, tokens = laid_out(batch, 3, _hops(module))
+    biases = module(batch, tokens)
     expected = bucket_slices(padded, tokens)
-    for bias, padded_bias in zip(biases, expected):
-        torch.testing.assert_close(bias, padded_bias)
+    for bias, bucket_of_padded in zip(biases, expected):
+        torch.testing.assert_close(bias, bucket_of_padded)
 
     def loss(parts):
         return sum(p.nan_to_num(neginf=0).square().sum() for p in parts)

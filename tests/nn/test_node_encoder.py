@@ -1,6 +1,8 @@
-"""Tests for graphormer_sepnorm.nn.node_encoder: its degree count and dense
-node layout equal PyG's degree and to_dense_batch on real ZINC batches, and
-the package imports without PyG (what keeps prediction start-up short)."""
+"""Tests for graphormer_sepnorm.nn.node_encoder: on real ZINC batches its
+packed tokens, unpacked, equal the graph token followed by PyG's
+to_dense_batch of atom plus degree embeddings (degrees from PyG's degree),
+and the package imports without PyG (what keeps prediction start-up
+short)."""
 import subprocess
 import sys
 
@@ -9,33 +11,35 @@ import torch
 from torch_geometric.data import Batch
 from torch_geometric.utils import degree, to_dense_batch
 
-from graphormer_sepnorm.nn.node_encoder import _degree, _dense_nodes
+from graphormer_sepnorm.nn import GraphormerNodeEncoder
+from graphormer_sepnorm.transforms import AddShortestPaths
 
-from conftest import REPO, load_real_zinc
+from conftest import REPO, laid_out, load_real_zinc
 
 
-@pytest.mark.parametrize('count', [1, 2, 17, 64])
-def test_degree_and_dense_nodes_equal_pyg(count):
-    batch = Batch.from_data_list(load_real_zinc('val', limit=count))
+@pytest.mark.parametrize('count, buckets', [(1, 1), (2, 1), (17, 3),
+                                            (64, 4)])
+def test_tokens_equal_pyg_degree_and_dense_batch(count, buckets):
+    graphs = [AddShortestPaths()(g)
+              for g in load_real_zinc('val', limit=count)]
+    batch, tokens = laid_out(Batch.from_data_list(graphs), buckets)
+    encoder = GraphormerNodeEncoder([28], 6, max_degree=3, directed=True)
     src, dst = batch.edge_index
-    for index in (src, dst):
-        ours = _degree(index, batch.num_nodes)
-        assert torch.equal(ours, degree(index, batch.num_nodes,
-                                        dtype=torch.long))
-        assert ours.dtype == torch.long
-    h = torch.randn(batch.num_nodes, 5)
-    dense, mask = _dense_nodes(h, batch.batch, batch.num_graphs)
-    expected, expected_mask = to_dense_batch(h, batch.batch,
-                                             batch_size=batch.num_graphs)
-    assert torch.equal(dense, expected) and torch.equal(mask, expected_mask)
-    single, single_mask = _dense_nodes(h[:7], None, 1)
-    pyg_single, pyg_mask = to_dense_batch(h[:7], None, batch_size=1)
-    assert torch.equal(single, pyg_single) and torch.equal(single_mask,
-                                                           pyg_mask)
-
-
-def test_an_isolated_node_has_degree_zero():
-    assert _degree(torch.tensor([0, 0, 2]), 4).tolist() == [2, 0, 1, 0]
+    in_degree = degree(dst, batch.num_nodes, dtype=torch.long)
+    out_degree = degree(src, batch.num_nodes, dtype=torch.long)
+    assert torch.equal(batch.layout.in_degree, in_degree)
+    assert torch.equal(batch.layout.out_degree, out_degree)
+    expected_nodes = (encoder.atom_embedding(batch.x) +
+                      encoder.in_degree_embedding(in_degree.clamp(max=3)) +
+                      encoder.out_degree_embedding(out_degree.clamp(max=3)))
+    dense, node_mask = to_dense_batch(expected_nodes, batch.batch)
+    padded, mask = tokens.unpack(encoder(batch, tokens))
+    assert torch.equal(mask, node_mask)
+    assert torch.equal(padded[:, 1:], dense)
+    assert torch.equal(padded[:, 0],
+                       encoder.graph_token.expand(count, -1))
+    packed = encoder(batch, tokens)
+    assert (packed[~tokens.real_mask] == 0).all()
 
 
 def test_prediction_imports_without_pyg():

@@ -130,9 +130,9 @@ def test_order_preserved_with_mixed_rows_and_size_sorting(zinc, zinc_smiles,
     batch_sizes = []
     original = predictor_module.collate
 
-    def recording_collate(graphs):
+    def recording_collate(graphs, layout=None):
         batch_sizes.append([g[0].shape[0] for g in graphs])
-        return original(graphs)
+        return original(graphs, layout)
 
     monkeypatch.setattr(predictor_module, 'collate', recording_collate)
     predictions = zinc.predict(smiles, batch_size=8, num_workers=0)

@@ -101,3 +101,22 @@ def test_several_regression_targets_are_selected_on_standardized_errors():
     assert raw.metric == 'mae' and raw.best_row()['epoch'] == 1
     # One target: MAE in its units, as before
     assert _module('regression', 'data.target_columns=a').metric == 'mae'
+
+
+def test_batches_go_to_an_accelerator_without_blocking():
+    """A PyG batch (and its layout) is copied with non_blocking=True to a
+    GPU (the device type faked: the call is what matters), and left to
+    Lightning on the CPU."""
+    module = _module('regression')
+    calls = []
+
+    class FakeBatch:
+        def to(self, device, non_blocking=False):
+            calls.append((device.type, non_blocking))
+            return self
+
+    module.transfer_batch_to_device(FakeBatch(), torch.device('cuda'), 0)
+    assert calls == [('cuda', True)]
+    tensor = torch.ones(2)
+    assert module.transfer_batch_to_device(tensor, torch.device('cpu'),
+                                           0) is not None

@@ -185,11 +185,19 @@ def _inprocess_config(zinc_root, out, name, *extra):
     return load_config(args[1], args[2:], env={})
 
 
+@pytest.mark.parametrize('device_reads', ['every step', 'deferred'])
 def test_nan_loss_stops_and_the_run_resumes_from_the_last_good_checkpoint(
-        zinc_root, tmp_path, monkeypatch):
+        zinc_root, tmp_path, monkeypatch, device_reads):
+    """On the CPU every loss is read; on an accelerator (forced here) the
+    first non-finite step is kept on the device and read before the next
+    checkpoint: the same error, the same last good checkpoint."""
+    from graphormer_sepnorm.training import run_module
     from graphormer_sepnorm.training.lit_module import (GraphormerLitModule,
                                                         NonFiniteLossError)
     from graphormer_sepnorm.training.trainer import train
+    if device_reads == 'deferred':
+        monkeypatch.setattr(run_module, 'reads_back_cheaply',
+                            lambda tensor: False)
     common = ('train.max_steps=12', 'optim.total_steps=12',
               'train.checkpoint_every_n_steps=4')
     reference = train(_inprocess_config(zinc_root, tmp_path, 'ref', *common))

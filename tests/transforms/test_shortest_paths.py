@@ -8,11 +8,9 @@ import pytest
 import torch
 from conftest import load_real_zinc
 from torch_geometric.data import Batch, Data
-from torch_geometric.utils import to_dense_batch, to_networkx
+from torch_geometric.utils import to_networkx
 
 from graphormer_sepnorm.data.featurize import smiles_to_ogb_graph
-from graphormer_sepnorm.nn import PackedTokens
-from graphormer_sepnorm.nn.graph_attention_bias import dense_shortest_paths
 from graphormer_sepnorm.transforms import UNREACHABLE, AddShortestPaths
 
 
@@ -116,26 +114,6 @@ def test_graphs_without_edges(num_nodes):
     expected_next = torch.where(eye, torch.arange(num_nodes), UNREACHABLE)
     assert torch.equal(data.path_next.view(num_nodes, num_nodes).long(),
                        expected_next)
-
-
-def test_pyg_batch_collates_without_custom_code():
-    graphs = [AddShortestPaths()(g) for g in load_real_zinc('val', limit=8)]
-    batch = Batch.from_data_list(graphs)
-    _, node_mask = to_dense_batch(batch.x, batch.batch)
-    # Size buckets: each graph's pairs in a block padded to its bucket.
-    tokens = PackedTokens(node_mask, num_buckets=3)
-    spd, path_next = dense_shortest_paths(batch, tokens)
-    assert int((spd >= 0).sum()) == sum(g.num_nodes**2 for g in graphs)
-    for b, data in enumerate(graphs):
-        n, stride = data.num_nodes, int(tokens.pair_stride[b])
-        start = int(tokens.pair_offset[b])
-        block = slice(start, start + stride * stride)
-        graph_spd = spd[block].view(stride, stride)
-        graph_next = path_next[block].view(stride, stride)
-        assert torch.equal(graph_spd[:n, :n], data.spd.view(n, n).long())
-        assert torch.equal(graph_next[:n, :n],
-                           data.path_next.view(n, n).long())
-        assert (graph_spd[n:] == -1).all() and (graph_spd[:, n:] == -1).all()
 
 
 def test_too_large_graph_is_a_clear_error():
