@@ -29,7 +29,11 @@ from typing import Optional, Union
 
 from lightning.pytorch.callbacks import Checkpoint
 
-__all__ = ['LastCheckpoint', 'RunStopped']
+__all__ = ['LastCheckpoint', 'RunStopped', 'DDP_AGREEMENT_STEPS']
+
+#: With several processes, the steps between two checks of the stop signals
+#: and the clock (the processes must agree on a save: it is collective).
+DDP_AGREEMENT_STEPS = 10
 
 
 class RunStopped(Exception):
@@ -54,7 +58,9 @@ class LastCheckpoint(Checkpoint):
     * after every :obj:`every_n_steps`-th training step, after the first
       step :obj:`every_n_minutes` after the last write, after the step that
       reaches :obj:`max_steps`, and after the step during which a stop
-      signal came, unless that step is the last batch of an epoch;
+      signal came (with several processes: at the next multiple of
+      :data:`DDP_AGREEMENT_STEPS`), unless that step is the last batch of
+      an epoch;
     * at the end of every epoch that validated or whose last batch was such
       a step (after the validation and after the best-model
       :class:`~lightning.pytorch.callbacks.ModelCheckpoint`, whose state the
@@ -147,10 +153,16 @@ class LastCheckpoint(Checkpoint):
     def on_train_batch_end(self, trainer, pl_module, outputs, batch,
                            batch_idx: int) -> None:
         step = trainer.global_step
-        stop = self._any_rank(trainer, self._signal is not None)
-        timed = self._any_rank(trainer, (
-            self.every_n_minutes is not None and
-            time.monotonic() - self._last_save >= 60 * self.every_n_minutes))
+        stop = timed = False
+        # Several processes agree (a collective, so a host sync) only every
+        # DDP_AGREEMENT_STEPS steps, the same steps on every rank.
+        if trainer.world_size == 1 or step % DDP_AGREEMENT_STEPS == 0:
+            wanted = self._signal is not None or (
+                self.every_n_minutes is not None and time.monotonic()
+                - self._last_save >= 60 * self.every_n_minutes)
+            if self._any_rank(trainer, wanted):
+                stop = self._any_rank(trainer, self._signal is not None)
+                timed = not stop
         if not (step % self.every_n_steps == 0 or stop or timed
                 or 0 < trainer.max_steps <= step):
             return
