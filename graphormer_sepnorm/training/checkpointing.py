@@ -114,6 +114,11 @@ class LastCheckpoint(Checkpoint):
         self._last_save = time.monotonic()
         if not self.stop_on_signals or sys.platform == 'win32':
             return
+        if trainer.received_sigterm:
+            # Came during setup, to Lightning's handler, which would end the
+            # first step with exit status 0: it is ours to handle.
+            self._signal = signal.SIGTERM
+            trainer._signal_connector.received_sigterm = False
         try:
             for signum in self._stop_signals(trainer):
                 self._handlers[signum] = signal.signal(signum, self._on_signal)

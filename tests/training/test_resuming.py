@@ -228,3 +228,30 @@ def test_slurm_requeue_signal_runs_lightnings_requeue_then_stops(
     assert (tmp_path / 'S' / 'hpc_ckpt_1.ckpt').is_file()  # Lightning's
     last = tmp_path / 'S' / 'checkpoints' / 'last.ckpt'
     assert torch.load(last, weights_only=True)['global_step'] == 6
+
+
+def test_a_sigterm_during_setup_is_handled_as_a_stop(tmp_path):
+    """Lightning's own handler took a SIGTERM that came before training
+    started (it would end the first step with exit status 0): the
+    checkpoint callback takes it over, and its teardown puts the handlers
+    back."""
+    from types import SimpleNamespace
+
+    from lightning.fabric.plugins.environments import LightningEnvironment
+
+    from graphormer_sepnorm.training.checkpointing import LastCheckpoint
+    connector = SimpleNamespace(received_sigterm=True)
+    trainer = SimpleNamespace(
+        received_sigterm=True, _signal_connector=connector,
+        _accelerator_connector=SimpleNamespace(
+            cluster_environment=LightningEnvironment()))
+    before = signal.getsignal(signal.SIGTERM)
+    callback = LastCheckpoint(tmp_path / 'last.ckpt', every_n_steps=10)
+    callback.on_train_start(trainer, None)
+    try:
+        assert callback._signal == signal.SIGTERM
+        assert connector.received_sigterm is False
+        assert signal.getsignal(signal.SIGTERM) == callback._on_signal
+    finally:
+        callback.teardown(trainer, None, 'fit')
+    assert signal.getsignal(signal.SIGTERM) == before
