@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 import torch
+import yaml
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
@@ -237,13 +238,34 @@ def resolve_model_file(path: PathLike) -> Path:
     run_dir = path.parent if path.name == 'checkpoints' else path
     if (run_dir / 'model.safetensors').is_file():
         return run_dir / 'model.safetensors'
-    if (run_dir / 'checkpoints').is_dir():
+    if (run_dir / 'checkpoints').is_dir() or _pretraining_run(run_dir):
         raise CheckpointError(_unfinished_run(run_dir))
     if (run_dir / 'results.json').is_file():
         raise CheckpointError(weights_not_kept(run_dir))
     raise CheckpointError(
         f"{path} is a folder without model.safetensors; pass the run "
         f"directory of scripts/train.py or a .safetensors file")
+
+
+def _pretraining_run(run_dir: Path) -> Optional[str]:
+    r"""If :obj:`run_dir` is a pretraining run (``scripts/pretrain.py``: a
+    ``backbone.safetensors``, or ``data.name: pretraining`` in its
+    ``config.yaml``), a message saying it holds a backbone to fine-tune."""
+    backbone = run_dir / 'backbone.safetensors'
+    if not backbone.is_file():
+        try:
+            saved = yaml.safe_load((run_dir / 'config.yaml').read_text())
+            name = saved['data']['name']
+        except (OSError, yaml.YAMLError, KeyError, TypeError):
+            return None  # no config, unreadable, another layout
+        if name != 'pretraining':
+            return None
+    written = ('' if backbone.is_file() else
+               ' (it writes that file at its first validation)')
+    return (f"{run_dir} is a pretraining run (scripts/pretrain.py): it holds "
+            f"a backbone to fine-tune, not a predictor; fine-tune it with "
+            f"model.init_from: {run_dir} (or {backbone}{written}) in a "
+            f"training config, and predict or evaluate with that run")
 
 
 def weights_not_kept(run_dir: PathLike) -> str:
@@ -260,6 +282,9 @@ def weights_not_kept(run_dir: PathLike) -> str:
 
 
 def _unfinished_run(run_dir: Path) -> str:
+    pretraining = _pretraining_run(run_dir)
+    if pretraining is not None:
+        return pretraining
     return (f"The training run {run_dir} has no model.safetensors yet: "
             f"scripts/train.py writes it when training ends; let the run "
             f"finish (or continue it with scripts/train.py --resume "

@@ -93,9 +93,12 @@ def checkpoint_callbacks(folder: Path, monitor: str, higher_is_better: bool,
                            save_top_k=1, auto_insert_metric_name=False,
                            enable_version_counter=False)
     # One save per epoch: the interval falls on an epoch's last batch,
-    # which LastCheckpoint defers to after that epoch's validation.
+    # which LastCheckpoint defers to after that epoch's validation. Its
+    # runs resume from epoch ends only (not tested mid-epoch): no save on a
+    # stop signal.
     return best, LastCheckpoint(folder / 'last.ckpt',
-                                every_n_steps=steps_per_epoch)
+                                every_n_steps=steps_per_epoch,
+                                stop_on_signals=False)
 
 
 def _neutral_path(path: PathLike) -> str:

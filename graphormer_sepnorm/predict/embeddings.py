@@ -14,7 +14,9 @@ that row :obj:`i` is always input molecule :obj:`i`, and the data row
 :obj:`i` of the prediction file of the same run.
 
 The file is written under a hidden name beside it and renamed once whole: a
-run that stops early leaves no embedding file rather than a short one.
+run that stops early leaves no embedding file rather than a short one. A
+process killed outright (SIGKILL) cannot remove its hidden file: the next
+run writing the same file removes it when it checks the path, at its start.
 """
 from __future__ import annotations
 
@@ -39,7 +41,8 @@ _DTYPE = np.dtype('<f4')
 def check_embeddings_path(path: PathLike) -> None:
     r"""Checks, before any work, that :obj:`path` can be written as an
     embedding file: a :obj:`.npy`, :obj:`.csv` or :obj:`.csv.gz` name in a
-    writable folder (created if needed).
+    writable folder (created if needed); then removes the hidden file a
+    killed run writing :obj:`path` left (see the module).
 
     Raises:
         PredictionError: Naming the problem.
@@ -50,6 +53,12 @@ def check_embeddings_path(path: PathLike) -> None:
             f"Embeddings file {path}: name it .npy (a float32 array) or .csv "
             f"(or .csv.gz)")
     check_writable(path, 'embeddings file', 'embeddings.npy')
+    _partial_path(path).unlink(missing_ok=True)
+
+
+def _partial_path(path: Path) -> Path:
+    # Hidden, with the same ending (CsvWriter tells gzip by the name).
+    return path.with_name('.' + path.name)
 
 
 class EmbeddingWriter:
@@ -72,8 +81,7 @@ class EmbeddingWriter:
         self.width = len(columns)
         self.rows = 0
         self.npy = self.path.name.lower().endswith('.npy')
-        # Hidden, with the same ending (CsvWriter tells gzip by the name).
-        self._partial = self.path.with_name('.' + self.path.name)
+        self._partial = _partial_path(self.path)
         self._csv: Optional[CsvWriter] = None
         self._file: Optional[IO[bytes]] = None
         if self.npy:

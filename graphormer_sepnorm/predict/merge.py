@@ -56,6 +56,12 @@ def merge_predictions(parts: Sequence[PathLike], output: PathLike,
     if any(Path(part).resolve() == Path(output).resolve() for part in parts):
         raise PredictionError(f"The output {output} is one of the parts; "
                               f"name another file")
+    missing = [str(part) for part in parts if not Path(part).is_file()]
+    if missing:
+        raise PredictionError(
+            f"{', '.join(missing)}: no such file; pass the output file that "
+            f"each shard's predict --shard i/N wrote (with its .meta.json "
+            f"beside it)")
     records = [(str(part), read_record(part)) for part in parts]
     shards = _check_parts(records)
     reference = records[0][1]

@@ -71,9 +71,13 @@ def check_writable(path: Path, what: str, example: str) -> None:
         with tempfile.TemporaryFile(dir=path.parent):
             pass
     except OSError as error:
-        raise PredictionError(
-            f"Cannot write the {what} {path} ({error.strerror or error}: "
-            f"{path.parent}); choose a writable path") from None
+        reason = error.strerror or error
+        # /proc exists but takes no new file ("No such file or directory").
+        where = (f"the folder {path.parent} exists but takes no new file: "
+                 f"{reason}" if path.parent.is_dir() else
+                 f"{reason}: {path.parent}")
+        raise PredictionError(f"Cannot write the {what} {path} ({where}); "
+                              f"choose a writable path") from None
     if path.exists() and not os.access(path, os.W_OK):
         raise PredictionError(f"Cannot write the {what} {path} (the file "
                               f"exists and is read-only); choose another "

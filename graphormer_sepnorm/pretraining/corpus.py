@@ -24,6 +24,7 @@ from typing import Mapping, Optional, Sequence, Union
 import numpy as np
 
 from ..data.errors import DataError
+from ..training.preflight import check_writable_folder
 from .exclusions import (EXCLUSION_SOURCES, MATCH_RULES, ExcludedSplit,
                          default_exclusion_paths, load_exclusions)
 from .molecule_keys import iter_molecule_keys
@@ -176,6 +177,24 @@ def _manifest(wheel: Path, members, tally: _Tally, kept: int,
     }
 
 
+def _check_same_wheel(manifest: dict, wheel: Optional[PathLike],
+                      target: Path) -> str:
+    r"""Compares the sha256 of :obj:`wheel` (when given and present) with
+    the one the corpus was built from; returns the phrase saying so."""
+    if wheel is None or not Path(wheel).is_file():
+        return ''
+    built_from = manifest.get('source', {})
+    digest = sha256_of(wheel)
+    if digest != built_from.get('sha256'):
+        raise DataError(
+            f"{target} was built from {built_from.get('wheel')} (sha256 "
+            f"{str(built_from.get('sha256'))[:16]}...), not from {wheel} "
+            f"(sha256 {digest[:16]}...); remove {target} to build the "
+            f"corpus from this wheel, or leave out --wheel to use it as it "
+            f"is")
+    return f" built from this wheel (sha256 {digest[:16]}... matches)"
+
+
 def build_corpus(data_root: PathLike, wheel: Optional[PathLike] = None,
                  exclusion_root: Optional[PathLike] = None,
                  exclusion_paths: Optional[Mapping[str, PathLike]] = None,
@@ -210,8 +229,10 @@ def build_corpus(data_root: PathLike, wheel: Optional[PathLike] = None,
     Raises:
         DataError: A missing exclusion source (unless skipped), a wheel that
             cannot be read or downloaded, a corpus folder that is
-            incomplete or was built with other settings, a validation size
-            that leaves no training molecule.
+            incomplete or was built with other settings or from another
+            wheel (compared by sha256), no molecule kept (the counts say
+            why), a validation size that leaves no training molecule.
+        ConfigError: The data root is not a writable folder.
     """
     start = time.perf_counter()
     target = corpus_dir(data_root)
@@ -222,8 +243,9 @@ def build_corpus(data_root: PathLike, wheel: Optional[PathLike] = None,
             raise DataError(
                 f"{target} holds a corpus built with {existing.get('settings')}"
                 f", not {settings}; remove {target} to build it again")
+        same = _check_same_wheel(existing, wheel, target)
         if progress:
-            print(f"{target} holds a complete corpus; nothing to do")
+            print(f"{target} holds a complete corpus{same}; nothing to do")
         return existing
     if target.exists():
         raise DataError(f"{target} exists but holds no complete corpus (no "
@@ -231,12 +253,22 @@ def build_corpus(data_root: PathLike, wheel: Optional[PathLike] = None,
                         f"corpus again")
     if val_size < 1:
         raise DataError(f"val_size must be at least 1, not {val_size}")
+    check_writable_folder('--data-root', data_root)
     excluded = load_exclusions(_resolve_exclusion_paths(
         data_root, exclusion_root, exclusion_paths, skip))
     wheel = Path(wheel) if wheel is not None else fetch_moses_wheel(
         Path(data_root) / 'pretraining' / 'downloads')
     members = [read_moses_member(wheel, name) for name in MOSES_MEMBERS]
     kept, tally = _dedup_and_exclude(members, excluded, processes, progress)
+    if not kept:
+        def total(key):
+            return sum(c[key] for c in tally.files.values())
+        raise DataError(
+            f"{wheel} gives no molecule to keep: of {total('read')} SMILES "
+            f"read, {total('unparsable')} do not parse, "
+            f"{total('duplicates')} are duplicates and {total('removed')} "
+            f"are excluded (benchmark validation and test molecules); pass "
+            f"the molsets 0.3.1 wheel with --wheel")
     if val_size >= len(kept):
         raise DataError(f"val_size {val_size} leaves no training molecule "
                         f"of the {len(kept)} kept; choose a smaller val_size")

@@ -12,12 +12,47 @@ import torch
 from rdkit import Chem
 from torch_geometric.data import Data
 
+from ..data.errors import DataError
 from ..data.featurize import FeaturizationError
 from ..data.prepared_data import prepared_data
 from ..predict.graphs import prepare_graph
 from .descriptors import DescriptorScaler, descriptor_values
 
-__all__ = ['SmilesCorpus']
+__all__ = ['SmilesCorpus', 'read_smiles_file']
+
+#: The leading bytes of compressed files, which a SMILES file never starts
+#: with.
+_COMPRESSED = {b'\x1f\x8b': 'gzip', b'PK\x03\x04': 'zip', b'BZh': 'bzip2',
+               b'\xfd7zXZ\x00': 'xz', b'(\xb5/\xfd': 'zstd'}
+_FIX = ('rebuild the corpus with python scripts/make_pretraining_corpus.py, '
+        'or set pretrain.corpus to a folder of plain-text SMILES files')
+
+
+def read_smiles_file(path: Union[str, Path]) -> bytes:
+    r"""The bytes of the SMILES file :obj:`path`, checked to be UTF-8 text
+    with at least one non-empty line.
+
+    Raises:
+        DataError: :obj:`path` is a folder, compressed, not UTF-8 (the
+            message names the line) or holds no line.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise DataError(f"{path} is a folder, not a SMILES file; {_FIX}")
+    text = path.read_bytes()
+    for magic, kind in _COMPRESSED.items():
+        if text.startswith(magic):
+            raise DataError(f"{path} holds {kind}-compressed bytes, not "
+                            f"SMILES text; decompress it, or {_FIX}")
+    try:
+        text.decode('utf-8')
+    except UnicodeDecodeError as error:
+        line = text.count(b'\n', 0, error.start) + 1
+        raise DataError(f"{path} line {line} is not UTF-8 text (byte "
+                        f"0x{text[error.start]:02x}); {_FIX}") from None
+    if not text.strip():
+        raise DataError(f"{path} holds no molecule (it is empty); {_FIX}")
+    return text
 
 
 class SmilesCorpus(torch.utils.data.Dataset):
@@ -54,7 +89,7 @@ class SmilesCorpus(torch.utils.data.Dataset):
         # One bytes buffer and the offsets of its lines: forked DataLoader
         # workers share it (millions of str objects would be copied as
         # their reference counts change).
-        text = self.path.read_bytes()
+        text = read_smiles_file(self.path)
         ends = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == 10)
         if len(text) and text[-1:] != b'\n':
             ends = np.append(ends, len(text))
@@ -96,12 +131,32 @@ class SmilesCorpus(torch.utils.data.Dataset):
             descriptor_values(Chem.MolFromSmiles(smiles)))
         return prepared_data(graph, y=torch.from_numpy(targets).view(1, -1))
 
+    def _no_molecule(self, lines: int) -> DataError:
+        return DataError(
+            f"{self.path}: none of its first {lines} lines is a SMILES that "
+            f"RDKit parses (line 1: {self.smiles(0)[:60]!r}); {_FIX}")
+
+    def check_parsable(self) -> None:
+        r"""Raises :class:`DataError` unless at least one line parses (read
+        up to the first that does)."""
+        from rdkit import rdBase
+        with rdBase.BlockLogs():
+            if any(Chem.MolFromSmiles(self.smiles(i)) is not None
+                   for i in range(len(self))):
+                return
+        raise self._no_molecule(len(self))
+
     def descriptor_sample(self, count: int) -> np.ndarray:
         r"""Raw descriptors of the first :obj:`count` molecules that parse
-        (for fitting a :class:`DescriptorScaler`)."""
+        (for fitting a :class:`DescriptorScaler`); raises
+        :class:`DataError` if none does."""
+        from rdkit import rdBase
         rows = []
-        for index in range(min(count, len(self))):
-            mol = Chem.MolFromSmiles(self.smiles(index))
-            if mol is not None:
-                rows.append(descriptor_values(mol))
+        with rdBase.BlockLogs():
+            for index in range(min(count, len(self))):
+                mol = Chem.MolFromSmiles(self.smiles(index))
+                if mol is not None:
+                    rows.append(descriptor_values(mol))
+        if not rows:
+            raise self._no_molecule(min(count, len(self)))
         return np.stack(rows)

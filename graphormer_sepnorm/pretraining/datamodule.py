@@ -58,7 +58,7 @@ class CorpusDataModule(LightningDataModule):
             return
         paths = {split: self.folder / f'{split}.smi'
                  for split in ('train', 'val')}
-        missing = [str(p) for p in paths.values() if not p.is_file()]
+        missing = [str(p) for p in paths.values() if not p.exists()]
         if missing:
             raise DataError(
                 f"The pretraining corpus is missing {', '.join(missing)}; "
@@ -74,6 +74,9 @@ class CorpusDataModule(LightningDataModule):
         self.val_set = SmilesCorpus(paths['val'], self.data['featurizer'],
                                     scaler, self.data['max_nodes'],
                                     limit=self.data['limit_val'])
+        # Before any training step: a validation without a molecule would
+        # fail only after val_every_n_steps steps.
+        self.val_set.check_parsable()
         if len(self.train_set) < self.data['batch_size']:
             raise DataError(
                 f"The pretraining corpus {paths['train']} has "

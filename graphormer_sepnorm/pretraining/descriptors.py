@@ -57,11 +57,40 @@ EXCLUDED: tuple[str, ...] = (
 _FUNCTIONS = dict(Descriptors.descList)
 
 
+def _check_names(names: Sequence[str]) -> None:
+    excluded = [name for name in names if name in EXCLUDED]
+    if excluded:
+        raise ValueError(
+            f"descriptor(s) {', '.join(excluded)} are excluded from the "
+            f"pretraining targets (ZINC's label, penalized logP, is built "
+            f"from Crippen logP and the SA score; see EXCLUDED); choose "
+            f"others, e.g. from DESCRIPTOR_NAMES")
+    unknown = [name for name in names if name not in _FUNCTIONS]
+    if unknown:
+        raise ValueError(
+            f"unknown RDKit descriptor(s) {', '.join(map(repr, unknown))}; "
+            f"names are those of rdkit.Chem.Descriptors.descList, e.g. "
+            f"{', '.join(DESCRIPTOR_NAMES[:3])}")
+
+
 def descriptor_values(mol: Chem.Mol,
                       names: Sequence[str] = DESCRIPTOR_NAMES) -> np.ndarray:
     r"""The descriptors :obj:`names` of :obj:`mol` as float64, NaN where
     RDKit cannot compute one (*e.g.* a Gasteiger charge of an unusual
-    atom)."""
+    atom).
+
+    Args:
+        mol (rdkit.Chem.Mol): The molecule.
+        names (sequence of str, optional): Names in
+            :obj:`rdkit.Chem.Descriptors`, none of :data:`EXCLUDED`.
+            (default: :data:`DESCRIPTOR_NAMES`)
+
+    Raises:
+        ValueError: A name is excluded (a downstream label is built from
+            it) or is no RDKit descriptor.
+    """
+    if names is not DESCRIPTOR_NAMES:
+        _check_names(names)
     values = np.empty(len(names), dtype=np.float64)
     for i, name in enumerate(names):
         try:

@@ -13,6 +13,7 @@ from torch.nn import Parameter
 from torchmetrics import CatMetric, MeanMetric, SumMetric
 
 from ..analysis.graph_token import anisotropy, uniformity
+from ..data.errors import DataError
 from ..data.featurize import featurizer_vocab_sizes
 from ..models import GraphormerSepNorm
 from ..training.config import model_arguments
@@ -282,7 +283,7 @@ class PretrainingLitModule(RunModule):
             if not (math.isclose(saved['clip'], current['clip'])
                     and _close(saved['mean'], current['mean'])
                     and _close(saved['std'], current['std'])):
-                raise ValueError(
+                raise DataError(
                     "The checkpoint's descriptor scaler differs from the one "
                     "fitted on this corpus: the corpus changed since the run "
                     "started; resume with the corpus it was started on")

@@ -8,9 +8,11 @@ from __future__ import annotations
 import csv
 import gzip
 import hashlib
+import io
 import subprocess
 import sys
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Union
@@ -96,8 +98,9 @@ def read_moses_member(wheel: PathLike, name: str) -> MosesMember:
     :obj:`wheel`.
 
     Raises:
-        DataError: Not a wheel, no such member, or no SMILES column (the
-            message names the file and the fix).
+        DataError: Not a wheel, no such member, a member that is not
+            complete gzip-compressed UTF-8 CSV, or no SMILES column (the
+            message names the member, the line where known, and the fix).
     """
     if name not in MOSES_MEMBERS:
         raise ValueError(f"unknown MOSES file {name!r}; choose one of "
@@ -112,16 +115,37 @@ def read_moses_member(wheel: PathLike, name: str) -> MosesMember:
         if member not in archive.namelist():
             raise DataError(f"{wheel} lacks {member}; pass the molsets "
                             f"0.3.1 wheel with --wheel")
-        with archive.open(member) as raw, \
-                gzip.open(raw, 'rt', encoding='utf-8', newline='') as text:
-            rows = csv.reader(text)
+        fix = 'pass the molsets 0.3.1 wheel with --wheel'
+        with archive.open(member) as raw:
+            # Decompressed whole (tens of MB), so that a decoding error
+            # has a line number.
+            try:
+                data = gzip.decompress(raw.read())
+            except EOFError:
+                raise DataError(f"{member} of {wheel} ends early (a "
+                                f"truncated gzip stream); {fix}") from None
+            except (OSError, zlib.error, zipfile.BadZipFile) as error:
+                raise DataError(f"{member} of {wheel} is not a valid gzip "
+                                f"file ({error}); {fix}") from None
+        try:
+            text = data.decode('utf-8')
+        except UnicodeDecodeError as error:
+            line = data.count(b'\n', 0, error.start) + 1
+            raise DataError(f"{member} of {wheel}: line {line} is not UTF-8 "
+                            f"text (byte 0x{data[error.start]:02x}); "
+                            f"{fix}") from None
+        rows = csv.reader(io.StringIO(text, newline=''))
+        try:
             columns = next(rows, [])
             upper = [c.strip().upper() for c in columns]
             if 'SMILES' not in upper:
                 raise DataError(
                     f"{member} of {wheel} has no SMILES column (its header "
-                    f"is {','.join(columns)!r}); pass the molsets 0.3.1 "
-                    f"wheel with --wheel")
+                    f"is {','.join(columns)!r}); {fix}")
             column = upper.index('SMILES')
             smiles = [row[column].strip() for row in rows if row]
+        except (csv.Error, IndexError) as error:
+            raise DataError(f"{member} of {wheel}: line {rows.line_num} is "
+                            f"not a CSV row with a SMILES ({error}); "
+                            f"{fix}") from None
     return MosesMember(name, member, columns, smiles)

@@ -18,8 +18,7 @@ from typing import Optional
 from lightning.pytorch.callbacks import Callback
 
 from ..training.config import PRETRAINING_DATA, ConfigError
-from ..training.preflight import (check_resumable, check_run_dir,
-                                  check_writable_folder)
+from ..training.preflight import check_resume, check_writable_folder
 from ..training.hardware import hardware_name
 from ..training.init_from import BACKBONE_FILE
 from ..training.run_results import json_safe
@@ -81,18 +80,17 @@ def pretrain(config: dict, resume: bool = False) -> Optional[dict]:
             f"scripts/pretrain.py needs data.name=pretraining (see "
             f"configs/pretrain/); data.name={config['data']['name']} is "
             f"supervised training: run it with scripts/train.py")
-    run_dir = check_run_dir(config, resume)
-    if resume:
-        check_resumable(run_dir / 'checkpoints' / 'last.ckpt')
+    run_dir = check_resume(config, resume)
     check_writable_folder('output_dir', config['output_dir'])
-    start_run(config, run_dir)
+    start_run(config, run_dir, resume)
     datamodule = CorpusDataModule(config)
     module = PretrainingLitModule(config,
                                   metrics_file=str(run_dir / 'metrics.csv'))
     trainer, _, _ = build_trainer(
         config, run_dir, monitor_mode='min',
         val_check_interval=config['pretrain']['val_every_n_steps'],
-        extra_callbacks=[RunArtefacts(run_dir, datamodule.folder)])
+        extra_callbacks=[RunArtefacts(run_dir, datamodule.folder)],
+        resume=resume)
     fit(trainer, module, datamodule, run_dir, resume)
     if not trainer.is_global_zero:
         return None

@@ -98,13 +98,18 @@ def run_main(args: argparse.Namespace,
     r"""The body of ``train.py`` and ``pretrain.py`` once their arguments
     are parsed: ``--list-options``, the config (an error exits with 2),
     ``--print-config``, then :obj:`run(config, resume)`, whose errors are
-    exit statuses too (2: config or data, 3: the loss became non-finite),
+    exit statuses too (2: config or data, 3: the loss became non-finite,
+    128 + N: stopped by signal N after writing ``last.ckpt``),
     and the :obj:`summary_keys` of its results printed as JSON."""
     if args.list_options:
         print(options_markdown())
         return 0
     try:
         config, resume = resolve_train_args(args)
+        from .resuming import requeued_run
+        if not resume and requeued_run(config):
+            print("SLURM requeued this job: resuming its run", file=sys.stderr)
+            resume = True
         if args.print_config:
             print(yaml.safe_dump(config, sort_keys=False), end='')
             return 0
@@ -113,12 +118,16 @@ def run_main(args: argparse.Namespace,
         return 2
     from ..data.datasets import RawFilesMismatchError
     from ..data.errors import DataError
+    from .checkpointing import RunStopped
     from .run_module import NonFiniteLossError
     try:  # the runs check paths and checkpoints before any work
         results = run(config, resume)
     except NonFiniteLossError as error:
         print(f"error: {error}", file=sys.stderr)
         return 3
+    except RunStopped as error:  # non-zero, so that a scheduler requeues
+        print(f"error: {error}", file=sys.stderr)
+        return 128 + error.signum
     except (ConfigError, RawFilesMismatchError, DataError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

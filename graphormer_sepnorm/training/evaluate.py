@@ -22,20 +22,11 @@ PathLike = Union[str, Path]
 
 def resolve_checkpoint(path: PathLike) -> Path:
     r"""A :obj:`model.safetensors` file, or the one inside a run
-    directory."""
-    path = Path(path)
-    if path.is_dir():
-        candidate = path / 'model.safetensors'
-        if not candidate.is_file():
-            raise FileNotFoundError(
-                f"{path} is a folder without model.safetensors; pass a run "
-                f"directory of scripts/train.py (written when training ends) "
-                f"or the .safetensors file itself")
-        return candidate
-    if not path.is_file():
-        raise FileNotFoundError(f"Checkpoint {path} does not exist; pass a "
-                                f"model.safetensors file or a run directory")
-    return path
+    directory (:func:`~graphormer_sepnorm.checkpoint.resolve_model_file`:
+    an unfinished or a pretraining run is named as such; raises
+    :class:`~graphormer_sepnorm.checkpoint.CheckpointError`)."""
+    from ..checkpoint import resolve_model_file
+    return resolve_model_file(path)
 
 
 def load_checkpoint_split(checkpoint: PathLike, split: str = 'test',

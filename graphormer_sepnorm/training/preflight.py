@@ -15,7 +15,7 @@ from ..data.datasets import RawFilesMismatchError, check_raw_files
 from .config import ConfigError, run_dir_of
 
 __all__ = ['RunDirError', 'check_run_dir', 'check_writable_folder',
-           'check_resumable', 'check_before_training']
+           'check_resumable', 'check_resume', 'check_before_training']
 
 PathLike = Union[str, Path]
 
@@ -106,18 +106,30 @@ def check_resumable(path: PathLike) -> None:
         f"wrote")
 
 
+def check_resume(config: dict, resume: bool) -> Path:
+    r"""The run directory (:func:`check_run_dir`) and, with :obj:`resume`,
+    the checkpoint to resume (:func:`check_resumable`) and the settings
+    changed since the run started
+    (:func:`~graphormer_sepnorm.training.resuming.check_resume_config`);
+    nothing is written."""
+    from .resuming import check_resume_config
+    run_dir = check_run_dir(config, resume)
+    if resume:
+        check_resumable(run_dir / 'checkpoints' / 'last.ckpt')
+        check_resume_config(config, run_dir)
+    return run_dir
+
+
 def check_before_training(config: dict, resume: bool) -> Path:
     r"""Everything about :obj:`config`'s paths that can be checked before
-    any work, cheapest first: the run directory (:func:`check_run_dir`),
-    the checkpoint to resume (:func:`check_resumable`), that
+    any work, cheapest first: the run directory and what a resume
+    changes (:func:`check_resume`), that
     :obj:`output_dir` and :obj:`data.root` are writable folders, and that
     the raw files already under :obj:`data.root` match
     :obj:`data.raw_source`
     (:func:`~graphormer_sepnorm.data.datasets.check_raw_files`). Returns the
     run directory; raises :class:`ConfigError`."""
-    run_dir = check_run_dir(config, resume)
-    if resume:
-        check_resumable(run_dir / 'checkpoints' / 'last.ckpt')
+    run_dir = check_resume(config, resume)
     check_writable_folder('output_dir', config['output_dir'])
     data = config['data']
     check_writable_folder('data.root', data['root'])

@@ -4,7 +4,8 @@ A run directory (``<output_dir>/<run_name>``) holds::
 
     config.yaml            the fully resolved configuration
     checkpoints/last.ckpt  latest state (every train.checkpoint_every_n_steps
-                           steps and after every validation; see
+                           steps, every train.checkpoint_every_minutes, after
+                           every validation and on SIGTERM/SIGINT; see
                            checkpointing.LastCheckpoint); --resume reads it
     checkpoints/best.ckpt  state at the best validation metric
     model.safetensors      the best model with its ModelCard (no pickle)
@@ -18,7 +19,10 @@ A run directory (``<output_dir>/<run_name>``) holds::
     results.json           summary (best validation, test at best, ...)
     init_from.json         the model the run started from (model.init_from;
                            see init_from.py), absent for a random start
-    logs/                  Lightning CSV logs (and TensorBoard if enabled)
+    resumes.yaml           each --resume: its step and the settings it
+                           changed (see resuming.py)
+    logs/                  Lightning CSV logs (and TensorBoard if enabled);
+                           a resumed session's in logs/resume<N>/
 """
 from __future__ import annotations
 
@@ -61,7 +65,7 @@ def validation_interval(config: dict) -> Optional[int]:
 def build_trainer(config: dict, run_dir: Path,
                   monitor_mode: Optional[str] = None,
                   val_check_interval: Optional[int] = None,
-                  extra_callbacks: Sequence = ()):
+                  extra_callbacks: Sequence = (), resume: bool = False):
     r"""The Lightning :class:`~lightning.pytorch.Trainer` for :obj:`config`,
     its best-model :class:`~lightning.pytorch.callbacks.ModelCheckpoint`
     (``best.ckpt``) and its :class:`LastCheckpoint` (``last.ckpt``).
@@ -77,6 +81,11 @@ def build_trainer(config: dict, run_dir: Path,
             epochs are long); :obj:`None`: :func:`validation_interval`.
         extra_callbacks (sequence, optional): More Lightning callbacks, run
             after the checkpoint callbacks.
+        resume (bool, optional): The run resumes: its Lightning logs go to a
+            new folder :obj:`logs/resume<N>` (the earlier ones are kept),
+            and :obj:`config.yaml` is rewritten once the checkpoint has
+            loaded (:class:`~.resuming.ResumedConfig`).
+            (default: :obj:`False`)
     """
     from lightning.pytorch import Trainer
     from lightning.pytorch.callbacks import LearningRateMonitor, ModelCheckpoint
@@ -96,8 +105,13 @@ def build_trainer(config: dict, run_dir: Path,
                            save_top_k=1, auto_insert_metric_name=False,
                            enable_version_counter=False)
     last = LastCheckpoint(ckpt_dir / 'last.ckpt',
-                          every_n_steps=t['checkpoint_every_n_steps'])
-    loggers: list = [CSVLogger(save_dir=str(run_dir), name='logs', version='')]
+                          every_n_steps=t['checkpoint_every_n_steps'],
+                          every_n_minutes=t['checkpoint_every_minutes'])
+    # Lightning's CSVLogger overwrites the metrics.csv of its folder: a
+    # resume logs into a folder of its own.
+    version = _resume_log_version(run_dir / 'logs') if resume else ''
+    loggers: list = [CSVLogger(save_dir=str(run_dir), name='logs',
+                               version=version)]
     if t['tensorboard']:
         try:
             from lightning.pytorch.loggers import TensorBoardLogger
@@ -109,6 +123,9 @@ def build_trainer(config: dict, run_dir: Path,
     # last after best: last.ckpt then holds best's updated state.
     callbacks = [best, last, LearningRateMonitor(logging_interval='step'),
                  *extra_callbacks]
+    if resume:
+        from .resuming import ResumedConfig
+        callbacks.append(ResumedConfig(config, run_dir))
     if t['precise_bn_batches']:
         from .precise_bn import PreciseBatchNorm
         # First: the statistics are re-estimated before anything validates.
@@ -151,6 +168,13 @@ def build_trainer(config: dict, run_dir: Path,
     return trainer, best, last
 
 
+def _resume_log_version(logs: Path) -> str:
+    number = 1
+    while (logs / f'resume{number}').exists():
+        number += 1
+    return f'resume{number}'
+
+
 def train(config: dict, resume: bool = False) -> Optional[dict]:
     r"""Trains as :obj:`config` says and writes the run directory.
 
@@ -185,37 +209,43 @@ def train(config: dict, resume: bool = False) -> Optional[dict]:
                           "pretraining: run it with scripts/pretrain.py "
                           "(graphormer-sepnorm pretrain)")
     run_dir = check_before_training(config, resume)
-    start_run(config, run_dir)
+    start_run(config, run_dir, resume)
     datamodule = GraphDataModule(config['data'], seed=config['seed'],
                                  eval_test=config['train']['eval_test'],
                                  run_dir=run_dir)
     module = GraphormerLitModule(config,
                                  metrics_file=str(run_dir / 'metrics.csv'))
     initialize_from(module.model, config, run_dir, resume)
-    trainer, best_cb, _ = build_trainer(config, run_dir)
+    trainer, best_cb, _ = build_trainer(config, run_dir, resume=resume)
     fit(trainer, module, datamodule, run_dir, resume)
     if not trainer.is_global_zero:
         return None
     return finalize_run(config, run_dir, module, trainer, best_cb)
 
 
-def start_run(config: dict, run_dir: Path) -> None:
+def start_run(config: dict, run_dir: Path, resume: bool = False) -> None:
     r"""Seeds every generator and, on global rank zero, creates
-    :obj:`run_dir` with the run's :obj:`config.yaml`."""
+    :obj:`run_dir` with the run's :obj:`config.yaml` (a resumed run
+    rewrites it only once its checkpoint has loaded; see
+    :class:`~.resuming.ResumedConfig`)."""
     import lightning
     from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
     lightning.seed_everything(config['seed'], workers=True)
-    if rank_zero_only.rank == 0:
+    if rank_zero_only.rank == 0 and not resume:
         run_dir.mkdir(parents=True, exist_ok=True)
         dump_config(config, run_dir / 'config.yaml')
 
 
 def fit(trainer, module, datamodule, run_dir: Path, resume: bool) -> None:
     r""":meth:`Trainer.fit`, from :obj:`<run_dir>/checkpoints/last.ckpt`
-    with :obj:`resume` (loaded with :obj:`weights_only=True`), leaving
-    torch's process-global deterministic flag as it was."""
+    with :obj:`resume` (loaded with :obj:`weights_only=True`, once its
+    weights are known to fit :obj:`module`), leaving torch's process-global
+    deterministic flag as it was."""
     ckpt_path = str(run_dir / 'checkpoints' / 'last.ckpt') if resume else None
+    if resume:
+        from .resuming import check_checkpoint_fits
+        check_checkpoint_fits(module, Path(ckpt_path))
     # Lightning's deterministic flag is process-global: restore it after.
     deterministic = (torch.are_deterministic_algorithms_enabled(),
                      torch.is_deterministic_algorithms_warn_only_enabled())

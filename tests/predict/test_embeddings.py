@@ -15,7 +15,8 @@ from graphormer_sepnorm.data.featurize import smiles_to_zinc_graph
 from graphormer_sepnorm.predict import (PredictionError, Predictor, cli,
                                         predict_file)
 from graphormer_sepnorm.predict import pipeline as pipeline_module
-from graphormer_sepnorm.predict.embeddings import EmbeddingWriter
+from graphormer_sepnorm.predict.embeddings import (EmbeddingWriter,
+                                                  check_embeddings_path)
 
 from predict_helpers import (one_thread, write_csv, zinc,  # noqa: F401
                              zinc_ckpt, zinc_members, zinc_smiles)
@@ -199,3 +200,24 @@ def test_command_line(zinc_ckpt, zinc, molecules, tmp_path, capsys):
                      '--output', str(tmp_path / 'p2.csv'), '--top', '3',
                      '--by', 'prediction', '--embeddings', str(emb)]) == 2
     assert 'cannot be combined with --top' in capsys.readouterr().err
+
+
+def test_a_killed_runs_hidden_file_is_removed_at_the_next_start(tmp_path):
+    """kill -9 leaves the hidden .emb.npy (nothing can remove it then); the
+    next run writing emb.npy removes it when it checks the path, before any
+    work (issue 33)."""
+    stale = tmp_path / '.emb.npy'
+    stale.write_bytes(b'\x93NUMPY' + bytes(1000))
+    check_embeddings_path(tmp_path / 'emb.npy')
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_that_takes_no_file_is_named():
+    """/proc exists, yet creating a file in it fails with 'No such file or
+    directory': the message says the folder exists and takes no file."""
+    with pytest.raises(PredictionError) as info:
+        check_embeddings_path('/proc/emb.npy')
+    assert str(info.value) == (
+        'Cannot write the embeddings file /proc/emb.npy (the folder /proc '
+        'exists but takes no new file: No such file or directory); choose a '
+        'writable path')

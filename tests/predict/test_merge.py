@@ -98,6 +98,12 @@ def test_missing_repeated_and_foreign_parts_are_refused(shards, zinc,
     _refused([whole], 'not the output of a shard')
     _refused(shards, 'is one of the parts', output=shards[0])
     _refused(shards, 'Cannot write the output', output='/proc/merged.csv')
+    # Parts that do not exist are named as such, not as parts without a
+    # record (issue 33).
+    _refused([tmp_path / 'a.csv', shards[0], tmp_path / 'b.csv'],
+             f"^{tmp_path / 'a.csv'}, {tmp_path / 'b.csv'}: no such file; "
+             f"pass the output file that each shard's predict --shard i/N "
+             f"wrote")
 
 
 def test_unfinished_or_damaged_parts_are_refused(shards):

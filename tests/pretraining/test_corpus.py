@@ -258,6 +258,77 @@ def test_bad_wheels_and_val_sizes(setup, tmp_path):
     assert build(setup, val_size=18)['counts']['train'] == 1
 
 
+def _wheel_with_member(path, data: bytes):
+    """A wheel whose train member holds ``data`` (its other members good)."""
+    fake_wheel(path)
+    with zipfile.ZipFile(path) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    members['moses/dataset/data/train.csv.gz'] = data
+    with zipfile.ZipFile(path, 'w') as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    return path
+
+
+GOOD_MEMBER = ('SMILES\n' + ''.join(r + '\n' for r in TRAIN_ROWS)).encode()
+
+
+@pytest.mark.parametrize('data, message', [
+    (gzip.compress(GOOD_MEMBER)[:40], 'train.csv.gz of .* ends early '
+     r'\(a truncated gzip stream\)'),
+    (GOOD_MEMBER, 'train.csv.gz of .* is not a valid gzip file'),
+    (gzip.compress(GOOD_MEMBER.replace(b'CCCl', b'CC\xe9l')),
+     r'train.csv.gz of .*: line 15 is not UTF-8 text \(byte 0xe9\)'),
+])
+def test_a_broken_wheel_member_is_named(tmp_path, data, message):
+    wheel = _wheel_with_member(tmp_path / 'w.whl', data)
+    with pytest.raises(DataError, match=message + '.*--wheel'):
+        read_moses_member(wheel, 'train')
+
+
+def test_no_molecule_kept_says_why(setup, tmp_path):
+    unparsable = fake_wheel(tmp_path / 'bad.whl', {
+        'train': ['xx(', 'C1CC'], 'test': ['nope'], 'test_scaffolds': []})
+    with pytest.raises(DataError, match=r'no molecule to keep: of 3 SMILES '
+                       r'read, 3 do not parse, 0 are duplicates and 0 are '
+                       r'excluded.*--wheel'):
+        build(setup, wheel=unparsable)
+    excluded = fake_wheel(tmp_path / 'excluded.whl', {
+        'train': [PARACETAMOL, GLYCEROL], 'test': [GLYCEROL],
+        'test_scaffolds': []})
+    with pytest.raises(DataError, match=r'of 3 SMILES read, 0 do not parse, '
+                       r'1 are duplicates and 2 are excluded'):
+        build(setup, wheel=excluded)
+    empty = fake_wheel(tmp_path / 'empty.whl', {
+        'train': [], 'test': [], 'test_scaffolds': []})
+    with pytest.raises(DataError, match=r'of 0 SMILES read'):
+        build(setup, wheel=empty)
+
+
+def test_a_rerun_with_another_wheel_is_refused_by_its_sha256(setup, tmp_path,
+                                                              capsys):
+    wheel, _, data = setup
+    build(setup, progress=False)
+    build(setup, progress=True)
+    assert 'built from this wheel (sha256' in capsys.readouterr().out
+    other = fake_wheel(tmp_path / 'other.whl', {
+        'train': ['CCO'], 'test': ['CCN'], 'test_scaffolds': ['CCC']})
+    with pytest.raises(DataError, match=r'was built from molsets-0.3.1-py3-'
+                       r'none-any.whl \(sha256 [0-9a-f]{16}\.\.\.\), not from '
+                       r'.*other.whl \(sha256 [0-9a-f]{16}\.\.\.\); remove'):
+        build(setup, wheel=other)
+
+
+def test_a_data_root_that_is_a_file_is_named(setup, tmp_path):
+    wheel, shared, _ = setup
+    root = tmp_path / 'a_file'
+    root.write_text('')
+    with pytest.raises(ValueError, match=r"'--data-root' must be a writable "
+                       r"folder.*a_file is a file"):
+        build((wheel, shared, root))
+    assert not any(p.name.startswith('.moses') for p in tmp_path.iterdir())
+
+
 def test_wheel_download_failure_names_the_fix(tmp_path, monkeypatch):
     def offline(command, **kwargs):
         assert command[1:4] == ['-m', 'pip', 'download']
@@ -296,3 +367,9 @@ def test_script_builds_and_reports_errors(setup):
     assert result.returncode == 2
     assert result.stderr.startswith('error: exclusion source zinc_subset')
     assert len(result.stderr.splitlines()) == 1
+    # A data root that is a file: one line, before any work.
+    (data.parent / 'file').write_text('')
+    result = run_script('--data-root', data.parent / 'file', '--wheel', wheel,
+                        '--exclusion-root', shared, '--val-size', 5)
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
+    assert 'is a file' in result.stderr

@@ -71,3 +71,16 @@ def test_scaler_by_hand():
     again = DescriptorScaler.from_state_dict(scaler.state_dict())
     np.testing.assert_array_equal(again.transform(values),
                                   scaler.transform(values))
+
+
+def test_excluded_and_unknown_names_are_refused():
+    mol = Chem.MolFromSmiles('CCO')
+    with pytest.raises(ValueError, match=r'descriptor\(s\) MolLogP are '
+                       r'excluded from the pretraining targets'):
+        descriptor_values(mol, ['TPSA', 'MolLogP'])
+    with pytest.raises(ValueError, match=r"unknown RDKit descriptor\(s\) "
+                       r"'Foo'; names are those of"):
+        descriptor_values(mol, ['Foo'])
+    # A chosen subset of allowed names is RDKit's value.
+    assert descriptor_values(mol, ['TPSA']).tolist() == [
+        rdMolDescriptors.CalcTPSA(mol)]

@@ -7,6 +7,7 @@ import pytest
 from safetensors.torch import load_file
 
 from graphormer_sepnorm.checkpoint import BACKBONE_TASK, read_card
+from graphormer_sepnorm.pretraining.cli import pretrain_main
 from graphormer_sepnorm.pretraining.descriptors import DESCRIPTOR_NAMES
 from conftest import REPO
 from pretraining_helpers import (CONFIG, PRETRAIN, pretrain_args,
@@ -67,13 +68,52 @@ def test_pretraining_writes_its_artefacts(straight_run):
     assert results['steps'] == 24 and results['cpu_time_s'] > 0
 
 
-def test_resume_continues_exactly(corpus, straight_run, tmp_path):
+def _tree(run_dir) -> dict:
+    """Every file of a run directory and its bytes."""
+    return {str(p.relative_to(run_dir)): p.read_bytes()
+            for p in sorted(run_dir.rglob('*')) if p.is_file()}
+
+
+def test_resume_continues_exactly(corpus, straight_run, tmp_path, capsys):
+    """Refused resumes (a model, corpus or objective key changed; a corpus
+    edited since the start, whose descriptor scaler differs) exit 2 with one
+    line and leave the run byte for byte as it was; the run then resumes
+    exactly (issue 33)."""
+    copy = tmp_path / 'corpus'
+    copy.mkdir()
+    for name in ('train.smi', 'val.smi'):
+        (copy / name).write_bytes((corpus / name).read_bytes())
     # 200 molecules in batches of 16: epochs of 13 steps, so the resumed
     # half starts mid-epoch and crosses an epoch boundary.
-    first = run_script(PRETRAIN, *pretrain_args(corpus, tmp_path, 'b',
+    first = run_script(PRETRAIN, *pretrain_args(copy, tmp_path, 'b',
                                                 'train.max_steps=12'))
     assert first.returncode == 0, first.stderr[-3000:]
-    second = run_script(PRETRAIN, '--resume', str(tmp_path / 'b'),
+    run_dir = tmp_path / 'b'
+    before = _tree(run_dir)
+    for override, message in (
+            ('model.hidden_channels=64', 'model.hidden_channels was 16 when '
+             'the run started and is 64 now'),
+            (f'pretrain.corpus={corpus}', f'pretrain.corpus was {str(copy)!r}'
+             f' when the run started and is {str(corpus)!r} now'),
+            ('pretrain.mask_rate=0.5', 'pretrain.mask_rate was 0.15 when the '
+             'run started and is 0.5 now')):
+        assert pretrain_main(['--resume', str(run_dir), override]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith('error: --resume') and message in err, err
+        assert err.count('\n') == 1
+        assert _tree(run_dir) == before
+    # The same corpus folder, its molecules reordered since the start.
+    train = (copy / 'train.smi').read_text().splitlines()
+    (copy / 'train.smi').write_text('\n'.join(train[::-1]) + '\n')
+    assert pretrain_main(['--resume', str(run_dir)]) == 2
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith('error:')]
+    assert len(errors) == 1 and 'Traceback' not in err, err
+    assert errors[0].startswith("error: The checkpoint's descriptor scaler "
+                                "differs")
+    assert _tree(run_dir) == before
+    (copy / 'train.smi').write_text('\n'.join(train) + '\n')
+    second = run_script(PRETRAIN, '--resume', str(run_dir),
                         'train.max_steps=24')
     assert second.returncode == 0, second.stderr[-3000:]
     assert _comparable(metrics_rows(straight_run)) == _comparable(
@@ -223,3 +263,45 @@ def test_ddp_with_a_zero_weighted_objective(corpus, tmp_path):
     for key in ('train_loss', 'val_loss', 'val_atom_loss'):
         assert float(a[key]) == pytest.approx(float(b[key]), rel=1e-6), key
     assert _backbone_diff(tmp_path / 'one', tmp_path / 'ddp') < 1e-6
+
+
+def _gzip(text: bytes) -> bytes:
+    import gzip
+    return gzip.compress(text)
+
+
+@pytest.mark.parametrize('name, make, message', [
+    ('train.smi', lambda good: b'xx(\nC1CC\n' * 20,
+     'train.smi: none of its first 40 lines is a SMILES that RDKit parses'),
+    ('val.smi', lambda good: b'xx(\nC1CC\n' * 20,
+     'val.smi: none of its first 32 lines is a SMILES that RDKit parses'),
+    ('val.smi', lambda good: b'', 'val.smi holds no molecule (it is empty)'),
+    ('train.smi', lambda good: b'\n\n', 'train.smi holds no molecule'),
+    ('train.smi', _gzip, 'train.smi holds gzip-compressed bytes, not SMILES '
+     'text'),
+    ('train.smi', lambda good: good.replace(b'\n', b'\n\xe9', 3).replace(
+        b'\n\xe9', b'\n', 2), 'train.smi line 4 is not UTF-8 text (byte '
+     '0xe9)'),
+    ('train.smi', None, 'train.smi is a folder, not a SMILES file'),
+])
+def test_a_bad_corpus_is_refused_before_training(corpus, tmp_path, name,
+                                                 make, message):
+    """Each corpus file is checked before the first step: one line, exit 2,
+    no checkpoint (issue 33)."""
+    bad = tmp_path / 'corpus'
+    bad.mkdir()
+    for file in ('train.smi', 'val.smi'):
+        (bad / file).write_bytes((corpus / file).read_bytes())
+    if make is None:
+        (bad / name).unlink()
+        (bad / name).mkdir()
+    else:
+        (bad / name).write_bytes(make((corpus / name).read_bytes()))
+    result = run_script(PRETRAIN, *pretrain_args(
+        bad, tmp_path, 'run', 'pretrain.scaler_molecules=40'))
+    assert result.returncode == 2
+    err = result.stderr
+    errors = [line for line in err.splitlines() if line.startswith('error:')]
+    assert len(errors) == 1 and 'Traceback' not in err, err
+    assert message in errors[0] and 'make_pretraining_corpus.py' in errors[0]
+    assert not (tmp_path / 'run' / 'checkpoints').exists()

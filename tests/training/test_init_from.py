@@ -23,7 +23,7 @@ from graphormer_sepnorm.data.csv_dataset import CSVDataWarning
 from graphormer_sepnorm.data.datasets import data_info
 from graphormer_sepnorm.models import GraphormerSepNorm
 from graphormer_sepnorm.predict import Predictor
-from graphormer_sepnorm.training.cli import train_main
+from graphormer_sepnorm.training.cli import evaluate_main, train_main
 from graphormer_sepnorm.training.config import (ConfigError, load_config,
                                                 model_arguments)
 from graphormer_sepnorm.training.evaluate import load_checkpoint_split
@@ -407,3 +407,42 @@ def test_csv_run_starts_from_the_backbone_and_records_it(
     assert check_tuned()['epochs_completed'] == 2
     assert json.loads((tmp_path / 'scratch' / 'results.json').read_text())[
         'init_from'] is None
+
+
+def test_a_pretraining_run_is_named_wherever_a_path_is_taken(tmp_path):
+    """A pretraining run (scripts/pretrain.py) passed where a predictor or
+    its checkpoint is expected: the message says it is a backbone and how
+    to fine-tune it (issue 33)."""
+    run = tmp_path / 'pre'
+    (run / 'checkpoints').mkdir(parents=True)
+    (run / 'config.yaml').write_text(yaml.safe_dump(
+        {'data': {'name': 'pretraining'}}))
+    torch.save({'state_dict': {}}, run / 'checkpoints' / 'last.ckpt')
+    for written in (False, True):
+        if written:
+            _backbone(run / 'backbone.safetensors')
+        expected = (f'{run} is a pretraining run (scripts/pretrain.py): it '
+                    f'holds a backbone to fine-tune, not a predictor; '
+                    f'fine-tune it with model.init_from: {run} (or '
+                    f"{run / 'backbone.safetensors'}")
+        for call in (lambda: Predictor.from_checkpoint(run),
+                     lambda: load_checkpoint_split(run)):
+            with pytest.raises(CheckpointError) as info:
+                call()
+            assert expected in str(info.value) and '\n' not in str(info.value)
+            assert ('at its first validation' in str(info.value)) != written
+        message = _error(_config(run / 'checkpoints' / 'last.ckpt'), tmp_path)
+        assert 'is a Lightning training checkpoint' in message
+        assert expected in message and 'scripts/train.py --resume' not in \
+            message
+    assert evaluate_main(['--checkpoint', str(run)]) == 2
+
+
+def test_bundled_without_a_name(tmp_path, capsys):
+    config = load_config(CONFIG, ['data.path=molecules.csv',
+                                  'data.target_columns=[y,logp]',
+                                  'model.init_from=bundled:'], env={},
+                         check_paths=False)
+    assert config['model']['init_from'] == 'bundled:'
+    message = _error(config, tmp_path)
+    assert "Unknown bundled backbone ''; bundled backbones: " in message

@@ -84,6 +84,10 @@ def parse_override(text: str) -> tuple[str, Any]:
     except yaml.YAMLError as error:
         raise ConfigError(f"Override '{text}': the value is not a YAML "
                           f"scalar ({error})")
+    option = _BY_KEY.get(key)
+    if isinstance(value, dict) and option is not None and option.type == 'str':
+        # YAML reads a text with a colon ("bundled:") as a mapping.
+        value = raw.strip()
     return key, value
 
 

@@ -246,6 +246,11 @@ def _build_options() -> list[Option]:
           'Write checkpoints/last.ckpt every N steps and after every '
           'validation (a step that ends an epoch: at the end of that '
           'epoch).'),
+        o('train.checkpoint_every_minutes', 'float', 5.0, 'Also write '
+          'checkpoints/last.ckpt once this many wall-clock minutes have '
+          'passed since the last write, so that a stopped or killed run '
+          'loses at most about this much work (null: steps and validations '
+          'only).', nullable=True),
         o('train.deterministic', 'str', 'warn', 'torch deterministic '
           'algorithms: true, false, or warn (deterministic where possible).',
           choices=('true', 'false', 'warn')),
@@ -312,7 +317,8 @@ def _build_options() -> list[Option]:
         'paths from the working directory) with a fresh prediction head; the '
         'other model keys must match it except the dropouts, max_nodes and '
         'attention_buckets, and a smaller multi_hop_max_dist (its first hop '
-        'matrices); ignored by --resume. null: random initialization.',
+        'matrices); fixed when the run starts (--resume refuses a change). '
+        'null: random initialization.',
         nullable=True))
     return options
 
