@@ -69,6 +69,7 @@ class GraphormerLitModule(RunModule):
                  out_channels=self.info.num_targets))
         self.target_mean = [0.0] * self.info.num_targets
         self.target_std = [1.0] * self.info.num_targets
+        self._standardization_cache: Optional[tuple] = None
         # Missing labels are NaN: kept in place (masked when computed).
         self.eval_preds = torch.nn.ModuleList(
             [CatMetric(nan_strategy='disable') for _ in range(2)])
@@ -94,8 +95,16 @@ class GraphormerLitModule(RunModule):
         return self.model(batch)
 
     def _standardization(self, like: Tensor) -> tuple[Tensor, Tensor]:
-        return (like.new_tensor(self.target_mean),
+        # Copied to the device once, not at every step: a copy from a Python
+        # list makes the host wait for the device.
+        key = (like.device, like.dtype, tuple(self.target_mean),
+               tuple(self.target_std))
+        if self._standardization_cache is None or \
+                self._standardization_cache[0] != key:
+            self._standardization_cache = (
+                key, like.new_tensor(self.target_mean),
                 like.new_tensor(self.target_std))
+        return self._standardization_cache[1], self._standardization_cache[2]
 
     def _loss(self, pred: Tensor, batch) -> Tensor:
         if pred.dtype in (torch.float16, torch.bfloat16):

@@ -120,3 +120,17 @@ def test_batches_go_to_an_accelerator_without_blocking():
     tensor = torch.ones(2)
     assert module.transfer_batch_to_device(tensor, torch.device('cpu'),
                                            0) is not None
+
+
+def test_the_target_statistics_reach_the_device_once():
+    """The standardization tensors are made once per device, dtype and
+    statistics, not at every step (each copy from a Python list waits for
+    a GPU), and follow a change of the statistics."""
+    module = _module('regression')
+    pred = torch.zeros(4, 2)
+    first = module._standardization(pred)
+    assert all(a is b for a, b in zip(first, module._standardization(pred)))
+    module.target_mean = [1.0, 2.0]
+    mean, _ = module._standardization(pred)
+    assert mean.tolist() == [1.0, 2.0]
+    assert module._standardization(pred.double())[0].dtype == torch.float64
