@@ -15,7 +15,8 @@ from graphormer_sepnorm import __version__, cli
 from conftest import REPO
 
 # The script behind each subcommand: a new subcommand needs its line here.
-SCRIPTS = {'train': 'train.py', 'pretrain': 'pretrain.py',
+SCRIPTS = {'train': 'train.py', 'configs': 'configs.py',
+           'pretrain': 'pretrain.py',
            'evaluate': 'evaluate.py',
            'predict': 'predict.py', 'merge': 'merge_predictions.py',
            'convert-hf': 'convert_hf.py',

@@ -6,7 +6,7 @@ the bundled model."""
 import configparser
 import csv
 import io
-import shutil
+import os
 import zipfile
 from contextlib import redirect_stdout
 
@@ -84,16 +84,48 @@ def test_command_help(installed_package, command, monkeypatch):
     assert installed == checkout_output([command, '--help'], monkeypatch)
 
 
-def test_train_reads_a_config(installed_package, monkeypatch):
-    """The configs are not in the package: a user passes one."""
-    shutil.copytree(REPO / 'configs', installed_package.outside / 'configs',
-                    dirs_exist_ok=True)
-    argv = ['train', '--print-config', '--config',
-            'configs/cpu/zinc_subset_sepnorm.yaml', 'seed=7']
+@pytest.mark.parametrize('name', ['cpu/zinc_subset_sepnorm',
+                                  'configs/cpu/zinc_subset_sepnorm.yaml'])
+def test_train_reads_a_shipped_config(installed_package, name, monkeypatch):
+    """The configs ship in the package: a name (or the checkout's path)
+    finds them from a folder without configs/, and reads as in the
+    checkout."""
+    assert not (installed_package.outside / 'configs').exists()
+    argv = ['train', '--print-config', '--config', name, 'seed=7']
     installed = installed_package.run(PROG, *argv).stdout
-    assert 'seed: 7\n' in installed
-    monkeypatch.chdir(installed_package.outside)
+    assert 'seed: 7\n' in installed and 'batch_size: 64\n' in installed
     assert installed == checkout_output(argv, monkeypatch)
+
+
+def test_configs_lists_and_copies_the_shipped_configs(installed_package,
+                                                      monkeypatch):
+    listing = installed_package.run(PROG, 'configs').stdout
+    assert listing == checkout_output(['configs'], monkeypatch)
+    names = [line.split()[0] for line in listing.splitlines()]
+    shipped = sorted(
+        path.relative_to(REPO / 'configs').with_suffix('').as_posix()
+        for path in (REPO / 'configs').rglob('*.yaml')
+        if path.parent.name != 'base')
+    assert names == shipped
+    folder = installed_package.outside / 'copied'
+    written = installed_package.run(PROG, 'configs', 'cpu/zinc_subset_sepnorm',
+                                    '--to', str(folder)).stdout.split()
+    assert sorted(written) == sorted(str(folder / name) for name in (
+        'cpu/zinc_subset_sepnorm.yaml', 'zinc_subset_sepnorm.yaml',
+        'base/common.yaml', 'base/zinc_subset.yaml'))
+    for name in written:
+        assert open(name).read() == open(
+            REPO / 'configs' / os.path.relpath(name, folder)).read()
+    # The copy reads as the shipped config.
+    copy = installed_package.run(PROG, 'train', '--print-config', '--config',
+                                 str(folder / 'cpu/zinc_subset_sepnorm.yaml'))
+    shipped = installed_package.run(PROG, 'train', '--print-config',
+                                    '--config', 'cpu/zinc_subset_sepnorm')
+    assert copy.stdout == shipped.stdout
+    again = installed_package.run(PROG, 'configs', 'cpu/zinc_subset_sepnorm',
+                                  '--to', str(folder), check=False)
+    assert again.returncode == 2 and 'already exist' in again.stderr
+    assert again.stderr.count('\n') == 1
 
 
 def test_predict_with_the_bundled_model(installed_package):

@@ -291,7 +291,7 @@ def build_merge_parser(prog: Optional[str] = None
     in :func:`build_parser`."""
     parser = argparse.ArgumentParser(
         prog=prog, description='Merge the output files of the shards of one '
-        'scripts/predict.py --shard K/N run into one file in input order '
+        'predict --shard K/N run into one file in input order '
         '(byte for byte the unsharded output; for --top runs, the top K of '
         'all shards). Each part needs its .meta.json record beside it.',
         epilog='Refuses, with a one-line message and exit status 2, parts '

@@ -3,10 +3,16 @@ from __future__ import annotations
 
 import os
 import platform
+from typing import Mapping, Optional
 
 import torch
 
-__all__ = ['hardware_name', 'resolved_accelerator']
+__all__ = ['hardware_name', 'resolved_accelerator', 'THREADS_ENV',
+           'free_cores', 'configure_threads']
+
+#: The environment variable OpenMP and torch read their thread count from;
+#: when it is set, :func:`configure_threads` keeps it (the user chose).
+THREADS_ENV = 'OMP_NUM_THREADS'
 
 
 def hardware_name(accelerator: str) -> str:
@@ -32,3 +38,52 @@ def resolved_accelerator(config: dict) -> str:
     if accelerator == 'auto':
         return 'cuda' if torch.cuda.is_available() else 'cpu'
     return 'cuda' if accelerator == 'gpu' else accelerator
+
+
+def free_cores() -> tuple[int, int, float]:
+    r"""The cores this process may use, the idle ones among them (at least
+    one) and the machine's one-minute load average: :obj:`(cores, free,
+    load)`."""
+    cores = (len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity')
+             else os.cpu_count() or 1)
+    load = os.getloadavg()[0] if hasattr(os, 'getloadavg') else 0.0
+    return cores, max(1, min(cores, round(cores - load))), load
+
+
+def configure_threads(requested: Optional[int] = None,
+                      environ: Optional[Mapping[str, str]] = None) -> str:
+    r"""Sets torch's intra-op thread count for a run and returns what was
+    chosen, in words (the run prints it beside its folder).
+
+    A thread that waits for a busy core stalls every operation it is part
+    of: on a 2-core machine running other work, 2 threads trained 8 to 25
+    times slower than 1 (see benchmarks/README.md, "Threads"). So by default
+    each process takes the idle cores (the cores less the load average,
+    shared among the local processes of a distributed run), at least one,
+    and warns when the machine is busier than its cores.
+
+    Args:
+        requested (int, optional): The config's :obj:`train.num_threads`;
+            :obj:`None` (default): :envvar:`OMP_NUM_THREADS` when set, else
+            the idle cores.
+        environ (mapping, optional): The environment (default:
+            :obj:`os.environ`).
+    """
+    from .console import notice
+    environ = os.environ if environ is None else environ
+    cores, free, load = free_cores()
+    processes = max(1, int(environ.get('LOCAL_WORLD_SIZE', 1)))
+    if requested is not None:
+        threads, why = requested, 'train.num_threads'
+    elif environ.get(THREADS_ENV):
+        threads, why = torch.get_num_threads(), THREADS_ENV
+    else:
+        threads, why = max(1, free // processes), 'idle cores'
+    torch.set_num_threads(threads)
+    if load > cores or threads * processes > cores:
+        notice(f"the machine is oversubscribed: load {load:.1f} on {cores} "
+               f"cores, and this run uses {threads} torch thread(s) per "
+               f"process x {processes} process(es); training is slower "
+               f"than on an idle machine (set train.num_threads to choose)")
+    return (f"torch threads: {threads}, from {why}; load {load:.1f} on "
+            f"{cores} cores")

@@ -22,6 +22,7 @@ A run directory (``<output_dir>/<run_name>``) holds::
 """
 from __future__ import annotations
 
+import sys
 import warnings
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -29,7 +30,7 @@ from typing import Any, Optional, Sequence
 import torch
 
 from .config import PRETRAINING_DATA, ConfigError, dump_config
-from .hardware import hardware_name, resolved_accelerator
+from .hardware import configure_threads, hardware_name, resolved_accelerator
 from .run_results import finalize_run
 
 # finalize_run and hardware_name are re-exported: they were defined here.
@@ -71,6 +72,8 @@ def build_trainer(config: dict, run_dir: Path,
     from lightning.pytorch.loggers import CSVLogger
 
     from .checkpointing import LastCheckpoint
+    from .console import (RunProgressBar, ScheduleWarnings,
+                          quiet_third_party)
     from .metrics import HIGHER_IS_BETTER, monitor_metric
     from .sync_norm import CPUSyncBatchNorm
 
@@ -96,7 +99,9 @@ def build_trainer(config: dict, run_dir: Path,
                               f"package ({error}); pip install tensorboard")
     # last after best: last.ckpt then holds best's updated state.
     callbacks = [best, last, LearningRateMonitor(logging_interval='step'),
-                 *extra_callbacks]
+                 ScheduleWarnings(), *extra_callbacks]
+    if t['progress_bar']:
+        callbacks.append(RunProgressBar(best))
     if t['precise_bn_batches']:
         from .precise_bn import PreciseBatchNorm
         # First: the statistics are re-estimated before anything validates.
@@ -112,28 +117,29 @@ def build_trainer(config: dict, run_dir: Path,
         kwargs['sync_batchnorm'] = True
     deterministic = {'true': True, 'false': False, 'warn': 'warn'}[
         t['deterministic']]
-    trainer = Trainer(
-        default_root_dir=str(run_dir),
-        accelerator=t['accelerator'],
-        devices=t['devices'],
-        strategy=t['strategy'],
-        num_nodes=t['num_nodes'],
-        precision=_precision(config, accelerator),
-        max_steps=t['max_steps'] if t['max_steps'] is not None else -1,
-        max_epochs=t['max_epochs'] if t['max_epochs'] is not None else -1,
-        gradient_clip_val=t['gradient_clip_val'],
-        check_val_every_n_epoch=(t['check_val_every_n_epoch']
-                                 if val_check_interval is None else None),
-        val_check_interval=val_check_interval,
-        log_every_n_steps=t['log_every_n_steps'],
-        num_sanity_val_steps=t['num_sanity_val_steps'],
-        enable_progress_bar=t['progress_bar'],
-        deterministic=deterministic,
-        use_distributed_sampler=False,  # GraphBatchLoader shards itself
-        callbacks=callbacks,
-        logger=loggers,
-        **kwargs,
-    )
+    with quiet_third_party():
+        trainer = Trainer(
+            default_root_dir=str(run_dir),
+            accelerator=t['accelerator'],
+            devices=t['devices'],
+            strategy=t['strategy'],
+            num_nodes=t['num_nodes'],
+            precision=_precision(config, accelerator),
+            max_steps=t['max_steps'] if t['max_steps'] is not None else -1,
+            max_epochs=t['max_epochs'] if t['max_epochs'] is not None else -1,
+            gradient_clip_val=t['gradient_clip_val'],
+            check_val_every_n_epoch=(t['check_val_every_n_epoch']
+                                     if val_check_interval is None else None),
+            val_check_interval=val_check_interval,
+            log_every_n_steps=t['log_every_n_steps'],
+            num_sanity_val_steps=t['num_sanity_val_steps'],
+            enable_progress_bar=t['progress_bar'],
+            deterministic=deterministic,
+            use_distributed_sampler=False,  # GraphBatchLoader shards itself
+            callbacks=callbacks,
+            logger=loggers,
+            **kwargs,
+        )
     return trainer, best, last
 
 
@@ -186,27 +192,33 @@ def train(config: dict, resume: bool = False) -> Optional[dict]:
 
 
 def start_run(config: dict, run_dir: Path) -> None:
-    r"""Seeds every generator and, on global rank zero, creates
-    :obj:`run_dir` with the run's :obj:`config.yaml`."""
+    r"""Sets torch's thread count (:func:`~.hardware.configure_threads`),
+    seeds every generator and, on global rank zero, creates :obj:`run_dir`
+    with the run's :obj:`config.yaml` and names it on standard error."""
     import lightning
     from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
+    threads = configure_threads(config['train']['num_threads'])
     lightning.seed_everything(config['seed'], workers=True)
     if rank_zero_only.rank == 0:
         run_dir.mkdir(parents=True, exist_ok=True)
         dump_config(config, run_dir / 'config.yaml')
+        print(f'Run folder: {run_dir} ({threads})', file=sys.stderr,
+              flush=True)
 
 
 def fit(trainer, module, datamodule, run_dir: Path, resume: bool) -> None:
     r""":meth:`Trainer.fit`, from :obj:`<run_dir>/checkpoints/last.ckpt`
     with :obj:`resume` (loaded with :obj:`weights_only=True`), leaving
     torch's process-global deterministic flag as it was."""
+    from .console import quiet_third_party
+
     ckpt_path = str(run_dir / 'checkpoints' / 'last.ckpt') if resume else None
     # Lightning's deterministic flag is process-global: restore it after.
     deterministic = (torch.are_deterministic_algorithms_enabled(),
                      torch.is_deterministic_algorithms_warn_only_enabled())
     try:
-        with warnings.catch_warnings():
+        with quiet_third_party():
             warnings.filterwarnings('ignore', message='.*does not have many '
                                     'workers.*')
             # Resumed from an end-of-epoch last.ckpt, Lightning re-runs that
