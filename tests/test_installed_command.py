@@ -188,3 +188,39 @@ def test_fine_tune_from_the_bundled_backbone(installed_package):
     assert record['source'] == 'bundled:pretrained-sepnorm'
     assert record['task'] == 'pretraining'
     assert record['pretraining']['pretraining']['steps'] > 0
+
+
+def test_train_on_a_csv_then_predict(installed_package):
+    """The README's CSV command outside the checkout: a few steps on real
+    molecules labelled with RDKit's Crippen logP, then predictions by the
+    run's model equal to the checkout's predictions with that model."""
+    from rdkit import Chem
+    from rdkit.Chem import Crippen
+
+    from conftest import shared_path
+    folder = installed_package.outside / 'own_csv'
+    folder.mkdir()
+    lines = shared_path('zinc250k', 'jtvae_test.txt').read_text().split()
+    rows = [(s, Crippen.MolLogP(Chem.MolFromSmiles(s))) for s in lines[:60]]
+    (folder / 'molecules.csv').write_text(
+        'smiles,logp\n' + ''.join(f'{s},{v}\n' for s, v in rows))
+    installed_package.run(PROG, 'train', '--csv',
+                          str(folder / 'molecules.csv'), '--targets', 'logp',
+                          'train.max_steps=2', 'data.batch_size=16',
+                          'train.progress_bar=false',
+                          f'data.root={folder / "data"}',
+                          f'output_dir={folder / "runs"}')
+    # Named after the CSV, beside the steps the run was given.
+    run = folder / 'runs' / 'molecules_sep_seed0'
+    import json
+    assert json.loads((run / 'results.json').read_text())['steps'] == 2
+    result = installed_package.run(
+        PROG, 'predict', '--checkpoint', str(run / 'model.safetensors'),
+        '--smiles', 'CCO', 'c1ccccc1O', '--quiet')
+    header, *lines = result.stdout.splitlines()
+    expected = Predictor.from_checkpoint(run / 'model.safetensors').predict(
+        ['CCO', 'c1ccccc1O'], num_workers=0)
+    assert header.split() == ['smiles', 'prediction', 'error']
+    for line, prediction in zip(lines, expected, strict=True):
+        assert float(line.split()[1]) == pytest.approx(prediction.value,
+                                                       abs=1e-5)
