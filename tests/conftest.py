@@ -17,6 +17,24 @@ SHARED_DATA = Path(
     os.environ.get('GRAPHORMER_SHARED_DATA', REPO.parent / 'shared' / 'data'))
 
 
+#: Set to an integer, runs the collected tests in an order shuffled with
+#: that seed (module- and session-scoped fixtures are then built again
+#: where their tests are apart), to find tests that depend on their order.
+SHUFFLE_ENV = 'GRAPHORMER_TEST_SHUFFLE'
+
+
+def pytest_collection_modifyitems(session, config, items):
+    seed = os.environ.get(SHUFFLE_ENV)
+    if seed:
+        import random
+        random.Random(int(seed)).shuffle(items)
+
+
+def pytest_report_header(config):
+    seed = os.environ.get(SHUFFLE_ENV)
+    return f'tests shuffled with seed {seed} ({SHUFFLE_ENV})' if seed else []
+
+
 @pytest.fixture(autouse=True)
 def _log_handlers_on_an_open_stream():
     """Lightning, torchmetrics and others add a StreamHandler bound to
