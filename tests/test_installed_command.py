@@ -220,7 +220,8 @@ def test_train_on_a_csv_then_predict(installed_package):
     header, *lines = result.stdout.splitlines()
     expected = Predictor.from_checkpoint(run / 'model.safetensors').predict(
         ['CCO', 'c1ccccc1O'], num_workers=0)
-    assert header.split() == ['smiles', 'prediction', 'error']
+    # One column per target, named as in the training CSV.
+    assert header.split() == ['smiles', 'logp', 'error']
     for line, prediction in zip(lines, expected, strict=True):
         assert float(line.split()[1]) == pytest.approx(prediction.value,
                                                        abs=1e-5)

@@ -56,8 +56,8 @@ def configure_threads(requested: Optional[int] = None,
     chosen, in words (the run prints it beside its folder).
 
     A thread that waits for a busy core stalls every operation it is part
-    of: on a 2-core machine running other work, 2 threads trained 8 to 25
-    times slower than 1 (see benchmarks/README.md, "Threads"). So by default
+    of: on a 2-core machine running other work, 2 threads trained 16 times
+    slower than 1 (see benchmarks/README.md, "Threads"). So by default
     each process takes the idle cores (the cores less the load average,
     shared among the local processes of a distributed run), at least one,
     and warns when the machine is busier than its cores.
