@@ -84,6 +84,16 @@ def test_command_help_is_its_scripts_help(command, capsys, monkeypatch):
         command_help.replace(prog, 'PROG').split()
 
 
+@pytest.mark.parametrize('command', ['train', 'configs', 'evaluate', 'merge'])
+def test_help_names_no_script(command, capsys, monkeypatch):
+    """An installed package has no scripts/: these commands' help names
+    commands, configs and files, never a script to run."""
+    monkeypatch.setenv('COLUMNS', '80')
+    text = help_text(lambda: cli.main([command, '--help'],
+                                      prog='graphormer-sepnorm'), capsys)
+    assert 'scripts/' not in text
+
+
 def test_overview_lists_the_commands_without_importing_them():
     env = dict(os.environ, COLUMNS='80', PYTHONPATH=str(REPO))
     result = subprocess.run([sys.executable, '-c', OVERVIEW],
