@@ -12,6 +12,12 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
+# A run takes the idle cores as torch threads (training/hardware.py), a
+# count that follows the machine's load; the tests keep torch's own count,
+# fixed for the session (and passed on to the scripts they run), so that a
+# run and its resumed twin compute alike.
+os.environ.setdefault('OMP_NUM_THREADS', str(torch.get_num_threads()))
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(
     os.environ.get('GRAPHORMER_SHARED_DATA', REPO.parent / 'shared' / 'data'))
