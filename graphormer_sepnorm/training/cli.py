@@ -90,8 +90,9 @@ def resolve_train_args(args: argparse.Namespace) -> tuple[dict, bool]:
         config['output_dir'] = str(run_dir.parent)
         config['run_name'] = run_dir.name
         return config, True
-    if getattr(args, 'csv', None) is not None:
-        return csv_config(args, overrides), bool(resume)
+    csv = csv_config(args, overrides) if hasattr(args, 'csv') else None
+    if csv is not None:
+        return csv, bool(resume)
     if args.config is None:
         raise ConfigError("Pass --config <file.yaml or shipped name> (e.g. "
                           "zinc_subset_sepnorm), --csv <file.csv> --targets "

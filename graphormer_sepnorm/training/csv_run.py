@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 from .config import ConfigError, load_config, resolved_run_name
 from .config.reading import parse_override
@@ -46,16 +46,27 @@ def add_csv_arguments(parser: argparse.ArgumentParser) -> None:
                        'instead of training from scratch.')
 
 
-def csv_config(args: argparse.Namespace, overrides: Sequence[str]) -> dict:
+def csv_config(args: argparse.Namespace,
+               overrides: Sequence[str]) -> Optional[dict]:
     r"""The validated config of ``train --csv`` from parsed arguments:
     the shipped CSV config, the CSV's path and columns, then
-    :obj:`overrides` (raises :class:`ConfigError`).
+    :obj:`overrides`; :obj:`None` without ``--csv`` (raises
+    :class:`ConfigError`, also for an option of ``--csv`` without it).
 
     Its :obj:`run_name`, unless an override sets one, is the CSV's name,
     the norm and the seed (``<csv>_sep_seed0``), with ``pretrained`` before
     the norm for ``--pretrained``, so that runs on two CSVs, or from
     scratch and fine-tuned, go to different folders.
     """
+    if args.csv is None:
+        given = [option for option, value in (
+            ('--smiles-column', args.smiles_column != 'smiles'),
+            ('--targets', args.targets), ('--pretrained', args.pretrained))
+            if value]
+        if given:
+            raise ConfigError(f"{', '.join(given)} go(es) with --csv "
+                              f"<file.csv>; add it, or drop {given[0]}")
+        return None
     if args.config is not None:
         raise ConfigError("Pass either --config or --csv, not both (--csv "
                           f"takes its settings from the shipped config "
