@@ -10,11 +10,13 @@ import warnings
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+import torch
 from lightning.pytorch.callbacks import Callback, TQDMProgressBar
 from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
-__all__ = ['RunProgressBar', 'ScheduleWarnings', 'notice',
-           'quiet_third_party']
+from .hardware import free_cores, oversubscription
+
+__all__ = ['RunProgressBar', 'RunNotices', 'notice', 'quiet_third_party']
 
 # Lightning's logger of rank-zero messages, which advertises a cloud
 # service at every Trainer construction.
@@ -99,13 +101,26 @@ class RunProgressBar(TQDMProgressBar):
         return items
 
 
-class ScheduleWarnings(Callback):
-    r"""Warns (:func:`notice`) at the start of training when the run is too
-    short for its config: the learning-rate warmup lasts longer than the
-    run (the peak :obj:`optim.lr` is never reached), or no validation falls
-    within the run (nothing to select the saved model by: it holds the
-    final weights)."""
+class RunNotices(Callback):
+    r"""What a run says on standard error when training starts (once every
+    check before it has passed, so that a refused run prints only its
+    error): its folder and torch threads, and warnings (:func:`notice`)
+    when the machine is oversubscribed
+    (:func:`~.hardware.oversubscription`) or the run is too short for its
+    config: the learning-rate warmup lasts longer than the run (the peak
+    :obj:`optim.lr` is never reached), or no validation falls within the
+    run (nothing to select the saved model by: it holds the final
+    weights)."""
     def on_train_start(self, trainer, pl_module) -> None:
+        threads = torch.get_num_threads()
+        cores, _, load = free_cores()
+        if trainer.is_global_zero:
+            print(f'Run folder: {trainer.default_root_dir} (torch threads: '
+                  f'{threads}; load {load:.1f} on {cores} cores)',
+                  file=sys.stderr, flush=True)
+        busy = oversubscription(threads)
+        if busy:
+            notice(busy)
         steps = trainer.estimated_stepping_batches
         if not math.isfinite(steps):
             return

@@ -8,7 +8,7 @@ from typing import Mapping, Optional
 import torch
 
 __all__ = ['hardware_name', 'resolved_accelerator', 'THREADS_ENV',
-           'free_cores', 'configure_threads']
+           'free_cores', 'configure_threads', 'oversubscription']
 
 #: The environment variable OpenMP and torch read their thread count from;
 #: when it is set, :func:`configure_threads` keeps it (the user chose).
@@ -51,39 +51,51 @@ def free_cores() -> tuple[int, int, float]:
 
 
 def configure_threads(requested: Optional[int] = None,
-                      environ: Optional[Mapping[str, str]] = None) -> str:
-    r"""Sets torch's intra-op thread count for a run and returns what was
-    chosen, in words (the run prints it beside its folder).
+                      environ: Optional[Mapping[str, str]] = None) -> int:
+    r"""Sets torch's intra-op thread count for a run and returns it.
 
     A thread that waits for a busy core stalls every operation it is part
     of: on a 2-core machine running other work, 2 threads trained 16 times
     slower than 1 (see benchmarks/README.md, "Threads"). So by default
     each process takes the idle cores (the cores less the load average,
-    shared among the local processes of a distributed run), at least one,
-    and warns when the machine is busier than its cores.
+    shared among the local processes of a distributed run), at least one.
 
     Args:
         requested (int, optional): The config's :obj:`train.num_threads`;
-            :obj:`None` (default): :envvar:`OMP_NUM_THREADS` when set, else
-            the idle cores.
+            :obj:`None` (default): :envvar:`OMP_NUM_THREADS` when set (torch
+            read it), else the idle cores.
         environ (mapping, optional): The environment (default:
             :obj:`os.environ`).
     """
-    from .console import notice
     environ = os.environ if environ is None else environ
-    cores, free, load = free_cores()
-    processes = max(1, int(environ.get('LOCAL_WORLD_SIZE', 1)))
+    _, free, _ = free_cores()
     if requested is not None:
-        threads, why = requested, 'train.num_threads'
+        threads = requested
     elif environ.get(THREADS_ENV):
-        threads, why = torch.get_num_threads(), THREADS_ENV
+        threads = torch.get_num_threads()
     else:
-        threads, why = max(1, free // processes), 'idle cores'
+        threads = max(1, free // _local_processes(environ))
     torch.set_num_threads(threads)
-    if load > cores or threads * processes > cores:
-        notice(f"the machine is oversubscribed: load {load:.1f} on {cores} "
-               f"cores, and this run uses {threads} torch thread(s) per "
-               f"process x {processes} process(es); training is slower "
-               f"than on an idle machine (set train.num_threads to choose)")
-    return (f"torch threads: {threads}, from {why}; load {load:.1f} on "
-            f"{cores} cores")
+    return threads
+
+
+def _local_processes(environ: Mapping[str, str]) -> int:
+    return max(1, int(environ.get('LOCAL_WORLD_SIZE', 1)))
+
+
+def oversubscription(threads: int,
+                     environ: Optional[Mapping[str, str]] = None
+                     ) -> Optional[str]:
+    r"""A warning when the machine is busier than its cores, or when
+    :obj:`threads` per local process ask for more than its cores;
+    :obj:`None` otherwise. :obj:`environ` as in :func:`configure_threads`.
+    """
+    environ = os.environ if environ is None else environ
+    cores, _, load = free_cores()
+    processes = _local_processes(environ)
+    if load <= cores and threads * processes <= cores:
+        return None
+    return (f"the machine is oversubscribed: load {load:.1f} on {cores} "
+            f"cores, and this run uses {threads} torch thread(s) per process "
+            f"x {processes} process(es); training is slower than on an idle "
+            f"machine (train.num_threads sets the threads)")

@@ -22,7 +22,6 @@ A run directory (``<output_dir>/<run_name>``) holds::
 """
 from __future__ import annotations
 
-import sys
 import warnings
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -72,8 +71,7 @@ def build_trainer(config: dict, run_dir: Path,
     from lightning.pytorch.loggers import CSVLogger
 
     from .checkpointing import LastCheckpoint
-    from .console import (RunProgressBar, ScheduleWarnings,
-                          quiet_third_party)
+    from .console import RunNotices, RunProgressBar, quiet_third_party
     from .metrics import HIGHER_IS_BETTER, monitor_metric
     from .sync_norm import CPUSyncBatchNorm
 
@@ -99,7 +97,7 @@ def build_trainer(config: dict, run_dir: Path,
                               f"package ({error}); pip install tensorboard")
     # last after best: last.ckpt then holds best's updated state.
     callbacks = [best, last, LearningRateMonitor(logging_interval='step'),
-                 ScheduleWarnings(), *extra_callbacks]
+                 RunNotices(), *extra_callbacks]
     if t['progress_bar']:
         callbacks.append(RunProgressBar(best))
     if t['precise_bn_batches']:
@@ -194,17 +192,15 @@ def train(config: dict, resume: bool = False) -> Optional[dict]:
 def start_run(config: dict, run_dir: Path) -> None:
     r"""Sets torch's thread count (:func:`~.hardware.configure_threads`),
     seeds every generator and, on global rank zero, creates :obj:`run_dir`
-    with the run's :obj:`config.yaml` and names it on standard error."""
+    with the run's :obj:`config.yaml`."""
     import lightning
     from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
-    threads = configure_threads(config['train']['num_threads'])
+    configure_threads(config['train']['num_threads'])
     lightning.seed_everything(config['seed'], workers=True)
     if rank_zero_only.rank == 0:
         run_dir.mkdir(parents=True, exist_ok=True)
         dump_config(config, run_dir / 'config.yaml')
-        print(f'Run folder: {run_dir} ({threads})', file=sys.stderr,
-              flush=True)
 
 
 def fit(trainer, module, datamodule, run_dir: Path, resume: bool) -> None:

@@ -105,5 +105,7 @@ def test_short_csv_run_warns_and_keeps_final_weights(zinc_property_frame,
     assert len(warnings) >= 3
     assert 'Run folder: runs/small_sep_seed0 (torch threads: ' in \
         captured.err
+    # Refused runs print their error alone: the notices come once training
+    # starts (test_init_from.py checks such a one-line error).
     assert (tmp_path / 'runs' / 'small_sep_seed0' /
             'model.safetensors').is_file()
