@@ -11,6 +11,7 @@ models are, see :mod:`graphormer_sepnorm.bundled`); :func:`load_model` always
 returns a float32 model.
 """
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -129,7 +130,18 @@ def save_model(path: PathLike, model: GraphormerSepNorm, card: ModelCard,
         'card': json.dumps(asdict(card)),
     }
     save_file(tensors, str(path), metadata=metadata)
+    # safetensors creates the file readable by its owner only (0600);
+    # give it the mode any new file gets here (0644 under umask 022).
+    path.chmod(0o666 & ~_umask())
     return path
+
+
+def _umask() -> int:
+    r"""The process's file-creation mask (read by setting it, then put
+    back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _stored(name: str, tensor: torch.Tensor,

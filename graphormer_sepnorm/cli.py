@@ -40,6 +40,8 @@ class Command(NamedTuple):
 COMMANDS: dict[str, Command] = {
     'train': Command('.training.cli:train_main',
                      'train a model from a YAML config'),
+    'configs': Command('.training.configs_cli:configs_main',
+                       'list the shipped configs, or copy one out to edit'),
     'pretrain': Command('.pretraining.cli:pretrain_main',
                         'pretrain a backbone without labels on SMILES'),
     'evaluate': Command('.training.cli:evaluate_main',

@@ -4,6 +4,7 @@ Tests that need the shared data skip with a message naming the expected path
 when it is missing; CI always has it beside the checkout.
 """
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,9 +12,54 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
+# A run takes the idle cores as torch threads (training/hardware.py), a
+# count that follows the machine's load; the tests keep torch's own count,
+# fixed for the session (and passed on to the scripts they run), so that a
+# run and its resumed twin compute alike.
+os.environ.setdefault('OMP_NUM_THREADS', str(torch.get_num_threads()))
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(
     os.environ.get('GRAPHORMER_SHARED_DATA', REPO.parent / 'shared' / 'data'))
+
+
+#: Set to an integer, runs the collected tests in an order shuffled with
+#: that seed (module- and session-scoped fixtures are then built again
+#: where their tests are apart), to find tests that depend on their order.
+SHUFFLE_ENV = 'GRAPHORMER_TEST_SHUFFLE'
+
+
+def pytest_collection_modifyitems(session, config, items):
+    seed = os.environ.get(SHUFFLE_ENV)
+    if seed:
+        import random
+        random.Random(int(seed)).shuffle(items)
+
+
+def pytest_report_header(config):
+    seed = os.environ.get(SHUFFLE_ENV)
+    return f'tests shuffled with seed {seed} ({SHUFFLE_ENV})' if seed else []
+
+
+@pytest.fixture(autouse=True)
+def _log_handlers_on_an_open_stream():
+    """Lightning, torchmetrics and others add a StreamHandler bound to
+    ``sys.stderr`` when first imported. A test that imports them under
+    ``capsys`` binds it to that test's capture stream, closed after the
+    test: every later log record would print '--- Logging error ---' and a
+    traceback into whatever test runs next, so tests would depend on their
+    order. Before each test, such handlers are bound to the current
+    ``sys.stderr``."""
+    import logging
+    loggers = [logging.getLogger(), *(
+        logger for logger in logging.Logger.manager.loggerDict.values()
+        if isinstance(logger, logging.Logger))]
+    for logger in loggers:
+        for handler in logger.handlers:
+            if type(handler) is logging.StreamHandler and getattr(
+                    handler.stream, 'closed', False):
+                # Not setStream, which flushes the closed stream first.
+                handler.stream = sys.stderr
 
 
 def shared_path(*parts: str) -> Path:

@@ -1,5 +1,7 @@
 """Checkpoints: exact round trip, clear errors, no pickle."""
+import os
 import pickle
+import stat
 
 import pytest
 import torch
@@ -40,6 +42,22 @@ def test_round_trip_is_exact(tmp_path):
     with torch.no_grad():
         torch.testing.assert_close(model(batch), loaded(batch), rtol=0,
                                    atol=0)
+
+
+@pytest.mark.parametrize('umask, mode', [(0o022, 0o644), (0o077, 0o600),
+                                         (0o002, 0o664)])
+def test_written_with_the_mode_of_any_new_file(tmp_path, umask, mode):
+    """safetensors alone writes 0600: a model shared on a cluster would be
+    unreadable by the group."""
+    old = os.umask(umask)
+    try:
+        path = save_model(tmp_path / 'model.safetensors', small_model(),
+                          ModelCard({}, featurizer='zinc',
+                                    task='regression'))
+        assert stat.S_IMODE(path.stat().st_mode) == mode
+        assert os.umask(umask) == umask  # the mask is left as it was
+    finally:
+        os.umask(old)
 
 
 def test_loading_never_unpickles(tmp_path, monkeypatch):

@@ -15,7 +15,8 @@ from graphormer_sepnorm import __version__, cli
 from conftest import REPO
 
 # The script behind each subcommand: a new subcommand needs its line here.
-SCRIPTS = {'train': 'train.py', 'pretrain': 'pretrain.py',
+SCRIPTS = {'train': 'train.py', 'configs': 'configs.py',
+           'pretrain': 'pretrain.py',
            'evaluate': 'evaluate.py',
            'predict': 'predict.py', 'merge': 'merge_predictions.py',
            'convert-hf': 'convert_hf.py',
@@ -81,6 +82,16 @@ def test_command_help_is_its_scripts_help(command, capsys, monkeypatch):
     assert command_help.startswith(f'usage: {prog} ')
     assert script_help.replace(script.name, 'PROG').split() == \
         command_help.replace(prog, 'PROG').split()
+
+
+@pytest.mark.parametrize('command', ['train', 'configs', 'evaluate', 'merge'])
+def test_help_names_no_script(command, capsys, monkeypatch):
+    """An installed package has no scripts/: these commands' help names
+    commands, configs and files, never a script to run."""
+    monkeypatch.setenv('COLUMNS', '80')
+    text = help_text(lambda: cli.main([command, '--help'],
+                                      prog='graphormer-sepnorm'), capsys)
+    assert 'scripts/' not in text
 
 
 def test_overview_lists_the_commands_without_importing_them():

@@ -6,7 +6,7 @@ the bundled model."""
 import configparser
 import csv
 import io
-import shutil
+import os
 import zipfile
 from contextlib import redirect_stdout
 
@@ -84,16 +84,48 @@ def test_command_help(installed_package, command, monkeypatch):
     assert installed == checkout_output([command, '--help'], monkeypatch)
 
 
-def test_train_reads_a_config(installed_package, monkeypatch):
-    """The configs are not in the package: a user passes one."""
-    shutil.copytree(REPO / 'configs', installed_package.outside / 'configs',
-                    dirs_exist_ok=True)
-    argv = ['train', '--print-config', '--config',
-            'configs/cpu/zinc_subset_sepnorm.yaml', 'seed=7']
+@pytest.mark.parametrize('name', ['cpu/zinc_subset_sepnorm',
+                                  'configs/cpu/zinc_subset_sepnorm.yaml'])
+def test_train_reads_a_shipped_config(installed_package, name, monkeypatch):
+    """The configs ship in the package: a name (or the checkout's path)
+    finds them from a folder without configs/, and reads as in the
+    checkout."""
+    assert not (installed_package.outside / 'configs').exists()
+    argv = ['train', '--print-config', '--config', name, 'seed=7']
     installed = installed_package.run(PROG, *argv).stdout
-    assert 'seed: 7\n' in installed
-    monkeypatch.chdir(installed_package.outside)
+    assert 'seed: 7\n' in installed and 'batch_size: 64\n' in installed
     assert installed == checkout_output(argv, monkeypatch)
+
+
+def test_configs_lists_and_copies_the_shipped_configs(installed_package,
+                                                      monkeypatch):
+    listing = installed_package.run(PROG, 'configs').stdout
+    assert listing == checkout_output(['configs'], monkeypatch)
+    names = [line.split()[0] for line in listing.splitlines()]
+    shipped = sorted(
+        path.relative_to(REPO / 'configs').with_suffix('').as_posix()
+        for path in (REPO / 'configs').rglob('*.yaml')
+        if path.parent.name != 'base')
+    assert names == shipped
+    folder = installed_package.outside / 'copied'
+    written = installed_package.run(PROG, 'configs', 'cpu/zinc_subset_sepnorm',
+                                    '--to', str(folder)).stdout.split()
+    assert sorted(written) == sorted(str(folder / name) for name in (
+        'cpu/zinc_subset_sepnorm.yaml', 'zinc_subset_sepnorm.yaml',
+        'base/common.yaml', 'base/zinc_subset.yaml'))
+    for name in written:
+        assert open(name).read() == open(
+            REPO / 'configs' / os.path.relpath(name, folder)).read()
+    # The copy reads as the shipped config.
+    copy = installed_package.run(PROG, 'train', '--print-config', '--config',
+                                 str(folder / 'cpu/zinc_subset_sepnorm.yaml'))
+    shipped = installed_package.run(PROG, 'train', '--print-config',
+                                    '--config', 'cpu/zinc_subset_sepnorm')
+    assert copy.stdout == shipped.stdout
+    again = installed_package.run(PROG, 'configs', 'cpu/zinc_subset_sepnorm',
+                                  '--to', str(folder), check=False)
+    assert again.returncode == 2 and 'already exist' in again.stderr
+    assert again.stderr.count('\n') == 1
 
 
 def test_predict_with_the_bundled_model(installed_package):
@@ -156,3 +188,40 @@ def test_fine_tune_from_the_bundled_backbone(installed_package):
     assert record['source'] == 'bundled:pretrained-sepnorm'
     assert record['task'] == 'pretraining'
     assert record['pretraining']['pretraining']['steps'] > 0
+
+
+def test_train_on_a_csv_then_predict(installed_package):
+    """The README's CSV command outside the checkout: a few steps on real
+    molecules labelled with RDKit's Crippen logP, then predictions by the
+    run's model equal to the checkout's predictions with that model."""
+    from rdkit import Chem
+    from rdkit.Chem import Crippen
+
+    from conftest import shared_path
+    folder = installed_package.outside / 'own_csv'
+    folder.mkdir()
+    lines = shared_path('zinc250k', 'jtvae_test.txt').read_text().split()
+    rows = [(s, Crippen.MolLogP(Chem.MolFromSmiles(s))) for s in lines[:60]]
+    (folder / 'molecules.csv').write_text(
+        'smiles,logp\n' + ''.join(f'{s},{v}\n' for s, v in rows))
+    installed_package.run(PROG, 'train', '--csv',
+                          str(folder / 'molecules.csv'), '--targets', 'logp',
+                          'train.max_steps=2', 'data.batch_size=16',
+                          'train.progress_bar=false',
+                          f'data.root={folder / "data"}',
+                          f'output_dir={folder / "runs"}')
+    # Named after the CSV, beside the steps the run was given.
+    run = folder / 'runs' / 'molecules_sep_seed0'
+    import json
+    assert json.loads((run / 'results.json').read_text())['steps'] == 2
+    result = installed_package.run(
+        PROG, 'predict', '--checkpoint', str(run / 'model.safetensors'),
+        '--smiles', 'CCO', 'c1ccccc1O', '--quiet')
+    header, *lines = result.stdout.splitlines()
+    expected = Predictor.from_checkpoint(run / 'model.safetensors').predict(
+        ['CCO', 'c1ccccc1O'], num_workers=0)
+    # One column per target, named as in the training CSV.
+    assert header.split() == ['smiles', 'logp', 'error']
+    for line, prediction in zip(lines, expected, strict=True):
+        assert float(line.split()[1]) == pytest.approx(prediction.value,
+                                                       abs=1e-5)

@@ -39,7 +39,8 @@ def _member_row(name: str, path: Path) -> str:
     backbone = extra.get('init_from')
     if backbone:
         training += f", fine-tuned from the pretrained {backbone['source']}"
-    cells = [f'`{name}`', extra.get('dataset', '?'),
+    cells = [f'`{name}`', BUNDLED_MODELS[name].description,
+             extra.get('dataset', '?'),
              f'`{path.name}`, {path.stat().st_size / 1e6:.2f} MB',
              training, _score(evaluation.get('val')),
              _score(evaluation.get('test')), extra.get('note') or '']
@@ -59,13 +60,14 @@ def bundled_models_markdown(
             :func:`~graphormer_sepnorm.bundled.bundled_dir`).
     """
     folder = bundled_dir(directory)
-    lines = ['| name | dataset | member file | training | validation '
-             '(float16 weights) | test (float16 weights) | note |',
-             '| --- | --- | --- | --- | --- | --- | --- |']
+    lines = ['| name | predicts | dataset | member file | training | '
+             'validation (float16 weights) | test (float16 weights) | note |',
+             '| --- | --- | --- | --- | --- | --- | --- | --- |']
     for name, entry in BUNDLED_MODELS.items():
         paths = member_paths(name, folder)
         if not paths:
-            lines.append(f'| `{name}` | {entry.dataset} | none shipped yet: '
+            lines.append(f'| `{name}` | {entry.description} '
+                         f'| {entry.dataset} | none shipped yet: '
                          f'`--model {name}` says how to train and bundle '
                          f'one | | | | |')
         lines.extend(_member_row(name, path) for path in paths)

@@ -48,7 +48,7 @@ def build_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
         'a one-line message, before any prediction.')
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument('--checkpoint', nargs='+', metavar='PATH',
-                        help='model.safetensors written by scripts/train.py, '
+                        help='model.safetensors written by train, '
                         'or its run directory. Several: an ensemble of '
                         'models with the same featurizer, task, targets and '
                         'max_nodes, whose values are averaged (regression: '
@@ -103,8 +103,8 @@ def build_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
                         'not exist)')
     parser.add_argument('--shard', metavar='K/N',
                         help='predict only shard K of N (a deterministic 1/N '
-                        'of the rows); merge the shards with '
-                        'scripts/merge_predictions.py')
+                        'of the rows); merge the shards with the merge '
+                        'command (scripts/merge_predictions.py)')
     parser.add_argument('--top', type=int, metavar='K',
                         help='keep only the K best molecules (with --by), '
                         'best first, with their input row number')
@@ -291,7 +291,7 @@ def build_merge_parser(prog: Optional[str] = None
     in :func:`build_parser`."""
     parser = argparse.ArgumentParser(
         prog=prog, description='Merge the output files of the shards of one '
-        'scripts/predict.py --shard K/N run into one file in input order '
+        'predict --shard K/N run into one file in input order '
         '(byte for byte the unsharded output; for --top runs, the top K of '
         'all shards). Each part needs its .meta.json record beside it.',
         epilog='Refuses, with a one-line message and exit status 2, parts '

@@ -12,6 +12,7 @@ import yaml
 
 from .config import (DATA_ROOT_ENV, ConfigError, load_config,
                      options_markdown)
+from .csv_run import add_csv_arguments, csv_config
 
 TRAIN_EPILOG = f"""\
 overrides:
@@ -23,6 +24,8 @@ overrides:
 
 examples:
   %(prog)s --config configs/zinc_subset_sepnorm.yaml
+  %(prog)s --config cpu/zinc_subset_sepnorm        # a shipped config, by name
+  %(prog)s --csv my.csv --smiles-column smiles --targets y [--pretrained]
   %(prog)s --config configs/zinc_subset_sepnorm.yaml \\
       data.raw_source=../shared/data/ZINC-proxy train.max_steps=1000
   %(prog)s --config configs/zinc_subset_sepnorm.yaml --resume
@@ -43,9 +46,10 @@ def train_parser(prog: str = 'train.py') -> argparse.ArgumentParser:
         '<output_dir>/<run_name>.',
         epilog=TRAIN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--config', type=Path, help='YAML config file '
-                        '(configs/*.yaml). Optional with --resume RUN_DIR, '
-                        'which reads RUN_DIR/config.yaml.')
+    parser.add_argument('--config', type=Path, help='YAML config file, or '
+                        'the name of a shipped config (configs/*.yaml; '
+                        "'configs' lists them). Optional with --resume "
+                        'RUN_DIR, which reads RUN_DIR/config.yaml.')
     parser.add_argument('--resume', nargs='?', const=True, default=False,
                         metavar='RUN_DIR', help='Continue from '
                         '<run dir>/checkpoints/last.ckpt. Without a value, '
@@ -59,6 +63,7 @@ def train_parser(prog: str = 'train.py') -> argparse.ArgumentParser:
                         'exit.')
     parser.add_argument('overrides', nargs='*', metavar='KEY=VALUE',
                         help='Config overrides (see below).')
+    add_csv_arguments(parser)
     return parser
 
 
@@ -85,10 +90,13 @@ def resolve_train_args(args: argparse.Namespace) -> tuple[dict, bool]:
         config['output_dir'] = str(run_dir.parent)
         config['run_name'] = run_dir.name
         return config, True
+    csv = csv_config(args, overrides) if hasattr(args, 'csv') else None
+    if csv is not None:
+        return csv, bool(resume)
     if args.config is None:
-        raise ConfigError("Pass --config <file.yaml> (e.g. "
-                          "configs/zinc_subset_sepnorm.yaml), or --resume "
-                          "<run dir>")
+        raise ConfigError("Pass --config <file.yaml or shipped name> (e.g. "
+                          "zinc_subset_sepnorm), --csv <file.csv> --targets "
+                          "<columns>, or --resume <run dir>")
     return load_config(args.config, overrides), bool(resume)
 
 

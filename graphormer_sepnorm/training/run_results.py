@@ -25,6 +25,7 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
     from ..checkpoint import ModelCard, save_model
     from ..data.csv_splits import identifier_columns
     from ..models import GraphormerSepNorm
+    from .console import notice
     from .evaluate import predict_split, write_split_predictions
     from .init_from import read_record
     from .lit_module import history_columns, write_history
@@ -53,6 +54,11 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
                 f"warnings above); model.safetensors holds the final weights "
                 f"(epoch {history[-1]['epoch']}), not a model selected on "
                 f"the validation split", RuntimeWarning, stacklevel=2)
+        else:
+            notice(f"no validation ran in {trainer.global_step} steps: "
+                   f"best_val_metric is null and model.safetensors holds "
+                   f"the final weights, not a model selected on the "
+                   f"validation split; train at least one epoch for one")
         model.load_state_dict(module.model.state_dict())
         best_path = None
     write_history(history, run_dir / 'metrics.csv',

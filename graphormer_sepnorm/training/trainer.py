@@ -33,7 +33,7 @@ from typing import Any, Optional, Sequence
 import torch
 
 from .config import PRETRAINING_DATA, ConfigError, dump_config
-from .hardware import hardware_name, resolved_accelerator
+from .hardware import configure_threads, hardware_name, resolved_accelerator
 from .run_results import finalize_run
 
 # finalize_run and hardware_name are re-exported: they were defined here.
@@ -92,6 +92,7 @@ def build_trainer(config: dict, run_dir: Path,
     from lightning.pytorch.loggers import CSVLogger
 
     from .checkpointing import LastCheckpoint
+    from .console import RunNotices, RunProgressBar, quiet_third_party
     from .metrics import HIGHER_IS_BETTER, monitor_metric
     from .sync_norm import CPUSyncBatchNorm
 
@@ -122,7 +123,9 @@ def build_trainer(config: dict, run_dir: Path,
                               f"package ({error}); pip install tensorboard")
     # last after best: last.ckpt then holds best's updated state.
     callbacks = [best, last, LearningRateMonitor(logging_interval='step'),
-                 *extra_callbacks]
+                 RunNotices(), *extra_callbacks]
+    if t['progress_bar']:
+        callbacks.append(RunProgressBar(best))
     if resume:
         from .resuming import ResumedConfig
         callbacks.append(ResumedConfig(config, run_dir))
@@ -143,28 +146,29 @@ def build_trainer(config: dict, run_dir: Path,
         kwargs['sync_batchnorm'] = True
     deterministic = {'true': True, 'false': False, 'warn': 'warn'}[
         t['deterministic']]
-    trainer = Trainer(
-        default_root_dir=str(run_dir),
-        accelerator=t['accelerator'],
-        devices=t['devices'],
-        strategy=t['strategy'],
-        num_nodes=t['num_nodes'],
-        precision=_precision(config, accelerator),
-        max_steps=t['max_steps'] if t['max_steps'] is not None else -1,
-        max_epochs=t['max_epochs'] if t['max_epochs'] is not None else -1,
-        gradient_clip_val=t['gradient_clip_val'],
-        check_val_every_n_epoch=(t['check_val_every_n_epoch']
-                                 if val_check_interval is None else None),
-        val_check_interval=val_check_interval,
-        log_every_n_steps=t['log_every_n_steps'],
-        num_sanity_val_steps=t['num_sanity_val_steps'],
-        enable_progress_bar=t['progress_bar'],
-        deterministic=deterministic,
-        use_distributed_sampler=False,  # GraphBatchLoader shards itself
-        callbacks=callbacks,
-        logger=loggers,
-        **kwargs,
-    )
+    with quiet_third_party():
+        trainer = Trainer(
+            default_root_dir=str(run_dir),
+            accelerator=t['accelerator'],
+            devices=t['devices'],
+            strategy=t['strategy'],
+            num_nodes=t['num_nodes'],
+            precision=_precision(config, accelerator),
+            max_steps=t['max_steps'] if t['max_steps'] is not None else -1,
+            max_epochs=t['max_epochs'] if t['max_epochs'] is not None else -1,
+            gradient_clip_val=t['gradient_clip_val'],
+            check_val_every_n_epoch=(t['check_val_every_n_epoch']
+                                     if val_check_interval is None else None),
+            val_check_interval=val_check_interval,
+            log_every_n_steps=t['log_every_n_steps'],
+            num_sanity_val_steps=t['num_sanity_val_steps'],
+            enable_progress_bar=t['progress_bar'],
+            deterministic=deterministic,
+            use_distributed_sampler=False,  # GraphBatchLoader shards itself
+            callbacks=callbacks,
+            logger=loggers,
+            **kwargs,
+        )
     return trainer, best, last
 
 
@@ -224,13 +228,14 @@ def train(config: dict, resume: bool = False) -> Optional[dict]:
 
 
 def start_run(config: dict, run_dir: Path, resume: bool = False) -> None:
-    r"""Seeds every generator and, on global rank zero, creates
-    :obj:`run_dir` with the run's :obj:`config.yaml` (a resumed run
-    rewrites it only once its checkpoint has loaded; see
-    :class:`~.resuming.ResumedConfig`)."""
+    r"""Sets torch's thread count (:func:`~.hardware.configure_threads`),
+    seeds every generator and, on global rank zero, creates :obj:`run_dir`
+    with the run's :obj:`config.yaml` (a resumed run rewrites it only once
+    its checkpoint has loaded; see :class:`~.resuming.ResumedConfig`)."""
     import lightning
     from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
+    configure_threads(config['train']['num_threads'])
     lightning.seed_everything(config['seed'], workers=True)
     if rank_zero_only.rank == 0 and not resume:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -242,6 +247,8 @@ def fit(trainer, module, datamodule, run_dir: Path, resume: bool) -> None:
     with :obj:`resume` (loaded with :obj:`weights_only=True`, once its
     weights are known to fit :obj:`module`), leaving torch's process-global
     deterministic flag as it was."""
+    from .console import quiet_third_party
+
     ckpt_path = str(run_dir / 'checkpoints' / 'last.ckpt') if resume else None
     if resume:
         from .resuming import check_checkpoint_fits
@@ -250,7 +257,7 @@ def fit(trainer, module, datamodule, run_dir: Path, resume: bool) -> None:
     deterministic = (torch.are_deterministic_algorithms_enabled(),
                      torch.is_deterministic_algorithms_warn_only_enabled())
     try:
-        with warnings.catch_warnings():
+        with quiet_third_party():
             warnings.filterwarnings('ignore', message='.*does not have many '
                                     'workers.*')
             # Resumed from an end-of-epoch last.ckpt, Lightning re-runs that

@@ -14,6 +14,7 @@ from graphormer_sepnorm.analysis.results import (README_BEGIN, README_END,
                                                  goal_verdicts, mean_std,
                                                  readme_markers,
                                                  results_summary,
+                                                 stand_in_note,
                                                  results_table, verdicts)
 from graphormer_sepnorm.analysis.runs import (group_runs, load_runs,
                                               minutes_to_reach)
@@ -106,16 +107,25 @@ def test_groups_tables_and_verdicts(runs):
         ('zinc_subset', 'Graphormer (ShareNorm)', 2),
         ('zinc_subset', 'chemprop D-MPNN', 1)]
     table = results_table(groups)
-    assert ('| zinc_subset | Graphormer + SepNorm | MAE | 0.150 ± 0.014 | '
-            '0,1 (2) | 0.160 ± 0.014 | 1,000 | 2.0 ± 0.0 | 0.144 |') in table
+    # zinc_subset rows name the stand-in training split they trained on.
+    assert ('| zinc_subset (train: ZINC-proxy) | Graphormer + SepNorm | MAE '
+            '| 0.150 ± 0.014 | 0,1 (2) | 0.160 ± 0.014 | 1,000 | 2.0 ± 0.0 '
+            '| 0.144 |') in table
     assert '| molhiv | Graphormer + SepNorm | ROC-AUC (%) | 75.00 |' in table
-    assert '| zinc_subset | chemprop D-MPNN | MAE | 0.300 |' in table
+    assert ('| zinc_subset (train: ZINC-proxy) | chemprop D-MPNN | MAE '
+            '| 0.300 |') in table
+    assert stand_in_note(groups).startswith('ZINC-proxy: the real '
+                                            'ZINC-subset validation')
+    assert stand_in_note(groups[:1]) == ''  # molhiv alone
     # sep - share = 0.15 - 0.21 = -0.06: SepNorm better (lower MAE).
     comparison = comparison_table(groups)
     assert ("| zinc_subset | MAE | SepNorm − ShareNorm | each run's own "
             "| -0.060 |") in comparison
     assert '| SepNorm |' in comparison
-    assert "test MAE: SepNorm is better than ShareNorm by 0.060" in verdicts(groups)
+    # One convention: the signed difference first − second, and its CI.
+    assert ("test MAE: SepNorm − ShareNorm = -0.060 on average (better; "
+            "2 vs 2 seeds; 95% CI of the difference [-") in \
+        verdicts(groups)
 
 
 def test_against_another_family_on_the_molecules_both_predicted(tmp_path):
@@ -139,8 +149,8 @@ def test_against_another_family_on_the_molecules_both_predicted(tmp_path):
     assert ('| molhiv_like | MAE | SepNorm − chemprop D-MPNN | 3 (common) '
             '| -0.350 |') in comparison
     sentence = verdicts(groups)
-    assert ("test MAE: SepNorm is better than chemprop D-MPNN by 0.350 "
-            "on average on the 3 test molecules both predicted") in sentence
+    assert ("test MAE: SepNorm − chemprop D-MPNN = -0.350 on average on "
+            "the 3 test molecules both predicted (better;") in sentence
     assert 'CPU minutes per run 2.0 ± 0.0 vs 2.0 ± 0.0' in sentence
 
 
@@ -206,13 +216,14 @@ def test_pretrained_rows_against_scratch_share_and_chemprop(tmp_path):
     # No pretrained ShareNorm row without a scratch ShareNorm twin.
     assert f'{share_short} − ShareNorm' not in table
     # Each verdict names the fine-tuned row and its twin apart.
-    assert (f"- **molhiv**, test ROC-AUC (%): {short} is better than "
-            f"SepNorm by {100 * by_hand[(short, 'SepNorm')].difference:.2f} "
-            f"on average") in verdicts(groups)
+    assert (f"- **molhiv**, test ROC-AUC (%): {short} − SepNorm = "
+            f"{100 * by_hand[(short, 'SepNorm')].difference:+.2f} on average "
+            f"(better;") in verdicts(groups)
     goals = goal_verdicts(groups)
     assert goals == (
         f"- **Goal, molhiv**: {label}: mean test ROC-AUC (%) 78.00 over 2 "
-        f"seeds in 20.5 ± 0.7 CPU min per run; goal ≥ 78.00: met by 0.00 "
+        f"seeds in 20.5 ± 0.7 CPU min per run; goal ≥ 78.00: met (mean − goal "
+        f"= +0.00) "
         f"(chemprop D-MPNN 77.70 in 30.0 ± 0.0 CPU min per run).\n")
     summary = results_summary(groups)
     assert goals in summary
@@ -231,8 +242,8 @@ def test_pretrained_rows_against_scratch_share_and_chemprop(tmp_path):
     peer = by_hand[(short, 'chemprop D-MPNN')]
     assert math.isclose(peer.difference, 0.003)
     assert (f"- **Against chemprop D-MPNN, molhiv**: SepNorm fine-tuned from "
-            f"its pretrained backbone is better by 0.30 in mean test ROC-AUC "
-            f"(%) (2 vs 2 seeds; 95% CI [{100 * peer.low:+.2f}, "
+            f"its pretrained backbone − chemprop D-MPNN = +0.30 in mean test "
+            f"ROC-AUC (%) (better; 2 vs 2 seeds; 95% CI [{100 * peer.low:+.2f}, "
             f"{100 * peer.high:+.2f}], Welch p = ") in summary
     assert ("CPU minutes per run 20.5 ± 0.7 vs 30.0 ± 0.0): not significant "
             "at the 5% level.") in summary
@@ -247,7 +258,7 @@ def test_a_missed_goal_says_by_how_much(tmp_path):
                   benchmark='zinc_subset', variant=variant)
     lines = goal_verdicts(group_runs(load_runs(tmp_path)))
     assert 'mean test MAE 0.310 over 2 seeds' in lines
-    assert 'goal ≤ 0.215: missed by 0.095.' in lines
+    assert 'goal ≤ 0.215: missed (mean − goal = +0.095).' in lines
 
 
 def test_seed_ensemble_by_hand(tmp_path):

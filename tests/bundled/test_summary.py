@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from graphormer_sepnorm.analysis.results import readme_markers
-from graphormer_sepnorm.bundled import member_filename
+from graphormer_sepnorm.bundled import BUNDLED_MODELS, member_filename
 from graphormer_sepnorm.bundled.summary import bundled_models_markdown
 from graphormer_sepnorm.checkpoint import save_model
 
@@ -36,12 +36,17 @@ def test_rows_come_from_the_cards(tmp_path):
     lines = bundled_models_markdown(tmp_path).splitlines()
     assert len(lines) == 4  # header, rule, the member, molhiv without one
     size = f'{path.stat().st_size / 1e6:.2f} MB'
+    # What the model predicts is its registry entry's description.
     assert lines[2] == (
-        f'| `zinc` | zinc_subset | `zinc_seed2.safetensors`, {size} | final '
+        f'| `zinc` | {BUNDLED_MODELS["zinc"].description} | zinc_subset '
+        f'| `zinc_seed2.safetensors`, {size} | final '
         f'run, SepNorm, seed 2: 36 epochs, 5,652 steps, 26.7 CPU minutes '
         f'(Test CPU (2 cores)) | MAE 0.3888 (1,000 graphs) | MAE 0.4285 '
         f'(1,000 graphs) | a \\| note |')
-    assert lines[3].startswith('| `molhiv` | molhiv | none shipped yet')
+    assert lines[3].startswith(
+        '| `molhiv` | probability of HIV replication inhibition '
+        '(ogbg-molhiv, binary) | molhiv | none shipped yet')
+    assert lines[0].split(' | ')[:3] == ['| name', 'predicts', 'dataset']
 
 
 def test_a_fine_tuned_member_names_its_backbone(tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import difflib
 from pathlib import Path
-from typing import Any, Mapping, Union
+from typing import Any, Mapping, Optional, Union
 
 import yaml
 
@@ -15,16 +15,17 @@ from .schema import _BY_KEY, _SECTIONS, ConfigError
 PathLike = Union[str, Path]
 
 
-def read_yaml_with_defaults(path: PathLike, _seen: tuple = ()) -> dict:
+def read_yaml_with_defaults(path: PathLike, _seen: tuple = (),
+                            files: Optional[list] = None) -> dict:
     r"""Reads a YAML configuration file and, recursively, the files named in
     its :obj:`defaults` list (relative to it), merged deeply in order with the
-    file itself last."""
+    file itself last. Each file read is appended to :obj:`files` (default:
+    :obj:`None`, not recorded)."""
     path = Path(path)
     if not path.is_file():
-        hint = _available_configs(path)
         raise ConfigError(
             f"Config file {path} does not exist; pass an existing YAML file "
-            f"with --config{hint}")
+            f"with --config")
     resolved = path.resolve()
     if resolved in _seen:
         chain = ' -> '.join(str(p) for p in _seen + (resolved, ))
@@ -35,6 +36,8 @@ def read_yaml_with_defaults(path: PathLike, _seen: tuple = ()) -> dict:
             content = yaml.safe_load(f)
     except yaml.YAMLError as error:
         raise ConfigError(f"Config file {path} is not valid YAML: {error}")
+    if files is not None:
+        files.append(path)
     if content is None:
         content = {}
     if not isinstance(content, dict):
@@ -53,8 +56,8 @@ def read_yaml_with_defaults(path: PathLike, _seen: tuple = ()) -> dict:
             raise ConfigError(f"{path}: included file '{include}' (looked "
                               f"for {child}) does not exist; fix the "
                               f"'defaults' list")
-        merged = deep_merge(merged,
-                            read_yaml_with_defaults(child, _seen + (resolved, )))
+        merged = deep_merge(merged, read_yaml_with_defaults(
+            child, _seen + (resolved, ), files))
     return deep_merge(merged, content)
 
 
@@ -146,10 +149,3 @@ def _first_key(section: str) -> str:
 def _top_level_keys() -> list[str]:
     return [k for k in _BY_KEY if '.' not in k] + list(_SECTIONS)
 
-
-def _available_configs(path: Path) -> str:
-    folder = path.parent if path.parent.is_dir() else Path('configs')
-    if not folder.is_dir():
-        return ''
-    names = sorted(p.name for p in folder.glob('*.yaml'))
-    return f" (available in {folder}: {', '.join(names)})" if names else ''

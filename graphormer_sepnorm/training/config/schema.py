@@ -255,6 +255,11 @@ def _build_options() -> list[Option]:
           'algorithms: true, false, or warn (deterministic where possible).',
           choices=('true', 'false', 'warn')),
         o('train.progress_bar', 'bool', True, 'Show the progress bar.'),
+        o('train.num_threads', 'int', None, "torch's intra-op threads per "
+          'process; null: OMP_NUM_THREADS when set, else the idle cores '
+          '(the cores less the load average, at least 1). Set it when two '
+          'runs, or a run and its resumption, must compute bit for bit '
+          'alike.', nullable=True),
         o('train.tensorboard', 'bool', False, 'Also log to TensorBoard (needs '
           'the tensorboard package).'),
         o('train.num_sanity_val_steps', 'int', 0, 'Validation batches run '

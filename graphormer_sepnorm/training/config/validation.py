@@ -19,6 +19,7 @@ from ..metrics import STANDARDIZED_METRICS, reported_metrics
 from .reading import (PathLike, _check_known, _first_key, deep_merge,
                       get_dotted, parse_override, read_yaml_with_defaults,
                       set_dotted)
+from .shipped import find_config
 from .schema import (DATA_ROOT_ENV, OPTIONS, PRETRAINING_DATA, _SECTIONS,
                      ConfigError, Option)
 
@@ -150,6 +151,7 @@ def _check_ranges(config: dict) -> None:
                 'train.checkpoint_every_n_steps',
                 'train.checkpoint_every_minutes', 'optim.total_steps',
                 'train.precise_bn_batches', 'train.val_every_n_steps',
+                'train.num_threads',
                 'model.num_layers', 'model.hidden_channels',
                 'model.ffn_channels', 'model.num_heads', 'model.max_nodes',
                 'optim.power'):
@@ -310,7 +312,9 @@ def load_config(path: Optional[PathLike], overrides: Sequence[str] = (),
 
     Args:
         path (str or Path, optional): The YAML file (its :obj:`defaults`
-            included); :obj:`None` to start from :obj:`base` only.
+            included), or the name of a shipped config (see
+            :func:`~.shipped.find_config`); :obj:`None` to start from
+            :obj:`base` only.
         overrides (list of str): :obj:`"dotted.key=value"` items.
         env (mapping, optional): Environment (default: :obj:`os.environ`);
             :obj:`GRAPHORMER_DATA_ROOT` sets :obj:`data.root` unless an
@@ -322,7 +326,7 @@ def load_config(path: Optional[PathLike], overrides: Sequence[str] = (),
     env = os.environ if env is None else env
     config: dict = copy.deepcopy(dict(base)) if base else {}
     if path is not None:
-        config = deep_merge(config, read_yaml_with_defaults(path))
+        config = deep_merge(config, read_yaml_with_defaults(find_config(path)))
     parsed = [parse_override(item) for item in overrides]
     root = env.get(DATA_ROOT_ENV)
     if root and not any(key == 'data.root' for key, _ in parsed):
