@@ -49,6 +49,14 @@ checkpoint interval per run. Paths are given relative to the repository
 (run from its root), so no absolute path of this machine enters an
 artefact; the copy is refused if one does.
 
+A final plan, one whose runs read the test split (``train.eval_test``, or
+any chemprop plan), refuses to start from a dirty tree: uncommitted
+changes (untracked files included) to the code, configs, scripts,
+benchmark scripts or plans (:data:`CODE_PATHS`) would make its recorded
+commit a lie. Commit or stash them first. A tuning plan, which never reads
+test, may run from a dirty tree; its commit is then recorded with a
+``+dirty`` suffix.
+
 Example::
 
     python benchmarks/cpu_protocol.py benchmarks/plans/tune_zinc_subset_lr.yaml
@@ -81,6 +89,10 @@ ARTEFACTS = ('config.yaml', 'metrics.csv', 'results.json',
 COMPRESSED = ('test_predictions.csv',)
 #: Plan keys copied into each kept results.json (how the results group it).
 RESULT_LABELS = ('benchmark', 'variant')
+#: What a run's results depend on: a final plan needs them committed
+#: (benchmarks/results, where the plans write, is left out).
+CODE_PATHS = ('graphormer_sepnorm', 'configs', 'scripts', 'benchmarks/*.py',
+              'benchmarks/plans')
 #: Environment of every run: one thread per run, runs side by side.
 ONE_THREAD = {'OMP_NUM_THREADS': '1', 'MKL_NUM_THREADS': '1',
               'NUMBA_NUM_THREADS': '1'}
@@ -122,6 +134,18 @@ class Run:
     @property
     def kept_dir(self) -> Path:
         return self.destination / self.trial / self.name
+
+    @property
+    def reads_test(self) -> bool:
+        r"""Whether the run scores the test split (a final run): every
+        chemprop run does; ours with :obj:`train.eval_test`."""
+        if self.chemprop_args:
+            return True
+        sys.path.insert(0, str(REPO))
+        from graphormer_sepnorm.training.config import load_config
+        return bool(load_config(self.config, self.overrides +
+                                self.trial_overrides, env={},
+                                check_paths=False)['train']['eval_test'])
 
     @property
     def finished(self) -> bool:
@@ -220,14 +244,32 @@ def _norm_of(config: str) -> str:
     return load_config(config, env={}, check_paths=False)['model']['norm']
 
 
-def _commit() -> str:
+def dirty_paths(repo: Path = REPO) -> list[str]:
+    r"""The files of :data:`CODE_PATHS` that differ from the commit in
+    :obj:`repo`, untracked ones included (as :command:`git status` names
+    them)."""
+    status = subprocess.run(['git', 'status', '--porcelain',
+                             '--untracked-files=all', '--', *CODE_PATHS],
+                            capture_output=True, text=True, cwd=repo)
+    return [line[3:] for line in status.stdout.splitlines() if line.strip()]
+
+
+def commit_of(runs: list[Run], plan_path: Path, repo: Path = REPO) -> str:
+    r"""The commit the runs are recorded with: :obj:`repo`'s :obj:`HEAD`,
+    with ``+dirty`` when :func:`dirty_paths` names files; raises
+    :class:`PlanError` for a dirty tree when a run reads test."""
+    dirty = dirty_paths(repo)
+    if dirty and any(run.reads_test for run in runs):
+        shown = ', '.join(dirty[:3]) + (f' and {len(dirty) - 3} more'
+                                        if len(dirty) > 3 else '')
+        raise PlanError(f"plan {plan_path} reads the test split, but the tree "
+                        f"has uncommitted changes ({shown}); commit or stash "
+                        f"them, so that the recorded commit is the code that "
+                        f"ran")
     result = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'],
-                            capture_output=True, text=True, cwd=REPO)
-    dirty = subprocess.run(['git', 'status', '--porcelain', '--',
-                            'graphormer_sepnorm', 'configs', 'scripts'],
-                           capture_output=True, text=True, cwd=REPO)
+                            capture_output=True, text=True, cwd=repo)
     commit = result.stdout.strip() or 'unknown'
-    return commit + ('+dirty' if dirty.stdout.strip() else '')
+    return commit + ('+dirty' if dirty else '')
 
 
 def keep_artefacts(run: Run, plan_path: Path, commit: str) -> None:
@@ -305,8 +347,8 @@ def run_plan(plan_path: Path, jobs: int, workdir: Path,
         for run in todo:
             print(' '.join(run.command()[1:]))
         return 0
+    commit = commit_of(todo, plan_path)
     prepare_datasets(todo)
-    commit = _commit()
     env = dict(os.environ, **ONE_THREAD)
     env.pop('GRAPHORMER_DATA_ROOT', None)
     active: list[Run] = []

@@ -14,7 +14,8 @@ from typing import Sequence, Union
 
 from ..models import NORM_NAMES
 from .comparisons import Contrast, contrasts, p_text
-from .runs import GOALS, Group, common_threshold, minutes_to_reach
+from .runs import (GOALS, Group, common_threshold, minutes_to_reach,
+                   test_protocol_of)
 
 PathLike = Union[str, Path]
 
@@ -314,11 +315,30 @@ def hardware_line(groups: Sequence[Group]) -> str:
     return 'Hardware: ' + '; '.join(devices) + '.\n'
 
 
+def protocol_line(groups: Sequence[Group]) -> str:
+    r"""How the rows' runs scored their test split, from their
+    :obj:`results.json` (:func:`~.runs.test_protocol_of`), and how new
+    training runs score it."""
+    counts: dict[str, dict[str, int]] = {}
+    for g in groups:
+        family = 'Graphormer' if g.is_graphormer else g.label
+        for run in g.runs:
+            families = counts.setdefault(test_protocol_of(run), {})
+            families[family] = families.get(family, 0) + 1
+    parts = ['in the ' + ' and the '.join(
+        f"{n} {family} runs" for family, n in families.items())
+        + f", {protocol}" for protocol, families in counts.items()]
+    return ('How test was read: ' + '; '.join(parts) + '. New training runs '
+            'score test once at the end, by the best-validation checkpoint '
+            '(`train.test_at: end`, the default).\n')
+
+
 def results_markdown(groups: Sequence[Group], figures: Sequence[str] = ()
                      ) -> str:
     r"""The whole generated results block: the table, the comparisons
-    (verdicts and statistics), seed ensembles, time to accuracy, the
-    hardware, and links to :obj:`figures`."""
+    (verdicts and statistics), seed ensembles, time to accuracy, how test
+    was read (:func:`protocol_line`), the hardware, and links to
+    :obj:`figures`."""
     parts = [results_table(groups)]
     note = stand_in_note(groups)
     if note:
@@ -344,7 +364,7 @@ def results_markdown(groups: Sequence[Group], figures: Sequence[str] = ()
               'validation metric so far reaches the level that every model '
               'reaches on average, i.e. the weakest model\'s mean best '
               'validation):\n', time_to_accuracy_table(groups),
-              hardware_line(groups)]
+              protocol_line(groups), hardware_line(groups)]
     if figures:
         parts.append(' '.join(f'![{Path(f).stem}]({f})' for f in figures)
                      + '\n')
@@ -356,12 +376,13 @@ def results_summary(groups: Sequence[Group]) -> str:
     the pretrained backbones buy (:func:`backbone_verdicts`), how the
     fine-tuned SepNorm rows fare against the other families
     (:func:`peer_verdicts`), the goal verdicts of :func:`goal_verdicts` and
-    the hardware."""
+    how test was read and the hardware."""
     lines = (backbone_verdicts(groups) + peer_verdicts(groups)
              + goal_verdicts(groups))
     note = stand_in_note(groups)
     return (results_table(groups) + '\n' + (note + '\n' if note else '')
-            + (lines + '\n' if lines else '') + hardware_line(groups))
+            + (lines + '\n' if lines else '') + protocol_line(groups) + '\n'
+            + hardware_line(groups))
 
 
 def readme_markers(block: str,

@@ -17,7 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
+from ..training.run_results import TEST_PROTOCOLS
+
 PathLike = Union[str, Path]
+
+#: How a run that predates :obj:`results.json`'s :obj:`test_protocol`
+#: scored test, by model family (:obj:`None`: our Graphormer): every
+#: committed Graphormer run scored it beside every validation; the chemprop
+#: baseline has always scored it once, with the selected model.
+OLD_TEST_PROTOCOLS = {None: TEST_PROTOCOLS['every_validation'],
+                      'chemprop D-MPNN': TEST_PROTOCOLS['end']}
 
 #: Graphormer -> Graphormer + SepNorm, from Chen et al. (NeurIPS 2023): GPU
 #: runs of the full recipe (ZINC: 400k steps).
@@ -113,6 +122,13 @@ class Group:
         recording)."""
         return [(r.get('cpu_time_s') or r['wall_time_s']) / 60
                 for r in self.runs]
+
+
+def test_protocol_of(run: dict) -> str:
+    r"""How :obj:`run` scored its test split: its :obj:`test_protocol`, or
+    for a run written before that field, :data:`OLD_TEST_PROTOCOLS`."""
+    return (run.get('test_protocol')
+            or OLD_TEST_PROTOCOLS[run.get('model_family')])
 
 
 def load_runs(root: PathLike) -> list[dict]:

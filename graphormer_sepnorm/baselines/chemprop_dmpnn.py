@@ -47,6 +47,7 @@ from ..training.checkpointing import LastCheckpoint
 from ..training.metrics import compute_metric
 from ..training.plots import plot_curves
 from ..training.preflight import check_run_dir, check_writable_folder
+from ..training.run_results import TEST_PROTOCOLS
 from ..training.hardware import hardware_name
 from ..training.run_results import json_safe
 from .chemprop_model import (CHEMPROP_DEFAULTS, TASKS, build_chemprop_model,
@@ -307,6 +308,7 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
                                    splits['val'].targets),
         'test_metric_at_best_val': _metric(metric, test_predictions,
                                            splits['test'].targets),
+        'test_protocol': TEST_PROTOCOLS['end'],
         'molecules': {
             split: {'scored': len(splits[split]),
                     'dropped': len(splits[split].dropped_ids),

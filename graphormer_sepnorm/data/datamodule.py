@@ -57,8 +57,10 @@ class GraphDataModule(_Base):
         data_config (dict): The :obj:`data` section.
         seed (int): Seed of the batch order.
         eval_test (bool, optional): Evaluate the test split beside the
-            validation split at every validation (default: :obj:`True`);
-            :obj:`False` for tuning trials, which must never read test.
+            validation split at every validation (default: :obj:`True`;
+            training passes it :obj:`train.test_at=every_validation`);
+            :obj:`False` when test is scored once after training, or never
+            (tuning trials).
         run_dir (str or Path, optional): The run directory.
     """
     def __init__(self, data_config: dict, seed: int = 0,
@@ -164,9 +166,10 @@ class GraphDataModule(_Base):
         return self._loader('train', train=True)
 
     def val_dataloader(self) -> list[GraphBatchLoader]:
-        # Validation and test every epoch: the test metric is reported at
-        # the epoch of the best validation metric (OGB convention). Tuning
-        # trials leave test out, so hyperparameters never see it.
+        # With eval_test, test beside every validation: its metric is read
+        # at the epoch of the best validation metric (OGB convention).
+        # Otherwise validation never touches test: it is scored once after
+        # training, or never (tuning trials).
         loaders = [self._loader('val', False)]
         if self.eval_test:
             loaders.append(self._loader('test', False))

@@ -15,7 +15,8 @@ from .config import OPTIONS
 from .metrics import compute_metrics
 
 __all__ = ['evaluate_checkpoint', 'load_checkpoint_split',
-           'resolve_checkpoint', 'predict_split', 'write_split_predictions']
+           'resolve_checkpoint', 'predict_split', 'write_split_predictions',
+           'written_scores', 'per_target']
 
 PathLike = Union[str, Path]
 
@@ -124,6 +125,15 @@ def predict_split(model: torch.nn.Module, dataset, task: str,
     return ([int(i) for i in indices], torch.cat(preds), torch.cat(targets))
 
 
+def written_scores(predictions: torch.Tensor, task: str) -> torch.Tensor:
+    r"""The values :func:`write_split_predictions` writes for the outputs
+    of :func:`predict_split`: binary logits as probabilities (their
+    sigmoid), regression values as they are. Written with :func:`repr`,
+    they read back bit for bit, so metrics computed from them are those of
+    the file."""
+    return torch.sigmoid(predictions) if task == 'binary' else predictions
+
+
 def write_split_predictions(path: PathLike, ids: Sequence[int],
                             predictions: torch.Tensor, targets: torch.Tensor,
                             task: str, target_names: Sequence[str] = (),
@@ -142,8 +152,7 @@ def write_split_predictions(path: PathLike, ids: Sequence[int],
             and SMILES columns from
             :func:`~graphormer_sepnorm.data.csv_splits.identifier_columns`.
     """
-    if task == 'binary':
-        predictions = torch.sigmoid(predictions)
+    predictions = written_scores(predictions, task)
     leading = dict(identifiers) if identifiers else {'id': list(ids)}
     names = list(target_names)
     if len(names) <= 1 and predictions.size(1) == 1:
@@ -196,7 +205,7 @@ def evaluate_checkpoint(checkpoint: PathLike, split: str = 'test',
     metric = card.extra.get('metric') or info.metric
     metrics = compute_metrics(info.task, preds, targets, info.target_names,
                               split=split,
-                              target_std=_per_target(card.target_std))
+                              target_std=per_target(card.target_std))
     return {
         'dataset': info.name,
         'split': split,
@@ -208,7 +217,8 @@ def evaluate_checkpoint(checkpoint: PathLike, split: str = 'test',
     }
 
 
-def _per_target(value: Union[float, Sequence[float]]) -> list[float]:
-    # Cards of single-target models hold one float.
+def per_target(value: Union[float, Sequence[float]]) -> list[float]:
+    r"""A model card's per-target statistic as a list (cards of
+    single-target models hold one float)."""
     return [float(v) for v in value] if isinstance(value, (list, tuple)) \
         else [float(value)]

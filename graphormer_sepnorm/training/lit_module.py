@@ -17,6 +17,7 @@ from .config import model_arguments
 from .metrics import (HIGHER_IS_BETTER, compute_metrics, metric_keys,
                       monitor_metric)
 from .run_module import NonFiniteLossError, RunModule, write_history
+from .run_results import tests_every_validation
 
 __all__ = ['GraphormerLitModule', 'NonFiniteLossError', 'history_columns',
            'write_history']
@@ -45,10 +46,12 @@ class GraphormerLitModule(RunModule):
     :mod:`~graphormer_sepnorm.training.metrics`; :obj:`train.monitor` (by
     default ROC-AUC, MAE, or for several regression targets the
     standardized MAE; averaged over targets) selects the best model.
-    Every validation also evaluates the test split (unless
-    :obj:`train.eval_test` is false), so the test metric at the best
-    validation epoch can be reported (OGB convention); each
-    validation appends a row to :attr:`history` and, with
+    With :obj:`train.test_at=every_validation` (and
+    :obj:`train.eval_test`), every validation also scores the test split,
+    whose metric at the best validation epoch is then reported (OGB
+    convention); by default (:obj:`end`) validation never touches test,
+    which :func:`~.run_results.finalize_run` scores once with the best
+    checkpoint. Each validation appends a row to :attr:`history` and, with
     :obj:`metrics_file`, appends it to that CSV.
 
     Args:
@@ -62,6 +65,7 @@ class GraphormerLitModule(RunModule):
         self.info = data_info(config['data'])
         self.metric = monitor_metric(config)
         self.metric_keys = metric_keys(self.info.task, self.info.target_names)
+        self.test_every_validation = tests_every_validation(config)
         self.model = GraphormerSepNorm.from_config(
             dict(model_arguments(config['model']),
                  atom_vocab_sizes=list(self.info.atom_vocab_sizes),
@@ -159,7 +163,7 @@ class GraphormerLitModule(RunModule):
     def on_validation_epoch_end(self) -> None:
         val_metrics = self._compute_eval(0)
         test_metrics = (self._compute_eval(1)
-                        if self.config['train']['eval_test'] else
+                        if self.test_every_validation else
                         {key: math.nan for key in self.metric_keys})
         if self.trainer.sanity_checking:
             return
@@ -169,7 +173,7 @@ class GraphormerLitModule(RunModule):
         # averages equal values.
         self.log('val/metric', val, sync_dist=True, prog_bar=True)
         self.log(f'val/{self.metric}', val, sync_dist=True)
-        if self.config['train']['eval_test']:
+        if self.test_every_validation:
             self.log(f'test/{self.metric}', test, sync_dist=True)
         row = {
             'epoch': int(self.current_epoch),

@@ -14,22 +14,54 @@ import torch
 
 from .hardware import hardware_name, resolved_accelerator
 
-__all__ = ['finalize_run', 'json_safe']
+__all__ = ['finalize_run', 'json_safe', 'TEST_PROTOCOLS', 'test_protocol',
+           'tests_every_validation']
+
+#: How :obj:`results.json` says the test split was scored (its
+#: :obj:`test_protocol`), by :obj:`train.test_at`. Runs written before the
+#: field existed were all scored the old way, :obj:`"every_validation"`.
+TEST_PROTOCOLS: dict[str, str] = {
+    'end': 'test scored once at the end, by the best-validation checkpoint',
+    'every_validation': 'test scored at every validation and read at the '
+                        'best-validation epoch',
+}
+
+
+def test_protocol(config: dict) -> Optional[str]:
+    r"""The :obj:`test_protocol` of :obj:`results.json` for a validated
+    configuration (:data:`TEST_PROTOCOLS`); :obj:`None` when
+    :obj:`train.eval_test` is false (test never read)."""
+    train = config['train']
+    return TEST_PROTOCOLS[train['test_at']] if train['eval_test'] else None
+
+
+def tests_every_validation(config: dict) -> bool:
+    r"""Whether every validation also scores the test split
+    (:obj:`train.eval_test` with :obj:`train.test_at=every_validation`)."""
+    train = config['train']
+    return bool(train['eval_test']) and train['test_at'] == 'every_validation'
 
 
 def finalize_run(config: dict, run_dir: Path, module, trainer,
                  best_cb) -> dict:
     r"""Writes :obj:`model.safetensors` (best model), :obj:`metrics.csv`,
     :obj:`curves.png`, :obj:`results.json` and, when the test split is
-    evaluated, :obj:`test_predictions.csv`; returns the results."""
+    evaluated, :obj:`test_predictions.csv`; returns the results.
+
+    With :obj:`train.test_at=end` the test metrics of :obj:`results.json`
+    are computed here, once, from the very values written to
+    :obj:`test_predictions.csv` (:func:`~.evaluate.written_scores`), so
+    the two cannot disagree; with :obj:`every_validation` they are the
+    history's at the best-validation epoch."""
     from ..checkpoint import ModelCard, save_model
     from ..data.csv_splits import identifier_columns
     from ..models import GraphormerSepNorm
     from .console import notice
-    from .evaluate import predict_split, write_split_predictions
+    from .evaluate import (per_target, predict_split,
+                           write_split_predictions, written_scores)
     from .init_from import read_record
     from .lit_module import history_columns, write_history
-    from .metrics import HIGHER_IS_BETTER
+    from .metrics import HIGHER_IS_BETTER, compute_metrics
     from .plots import plot_curves
 
     info = module.info
@@ -100,6 +132,7 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
                                                   module.metric_keys),
         'test_metrics_at_best_val': _split_metrics(best, 'test',
                                                    module.metric_keys),
+        'test_protocol': test_protocol(config),
         'split_sizes': _split_sizes(trainer),
         'target_mean': _one_or_list(module.target_mean),
         'target_std': _one_or_list(module.target_std),
@@ -133,6 +166,14 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
             info.target_names, identifier_columns(
                 splits['test'], config['data']['id_column']))
         results['test_predictions'] = 'test_predictions.csv'
+        # Without a selected model (best_path None) no test at best either.
+        if best_path is not None and not tests_every_validation(config):
+            test = compute_metrics(
+                info.task, written_scores(preds, info.task), targets,
+                info.target_names, split='test',
+                target_std=per_target(results['target_std']))
+            results['test_metric_at_best_val'] = test[metric]
+            results['test_metrics_at_best_val'] = test
     card = ModelCard(
         model_config=dict(model.config), featurizer=info.featurizer,
         task=info.task, target_mean=results['target_mean'],

@@ -10,13 +10,15 @@ A run directory (``<output_dir>/<run_name>``) holds::
     checkpoints/best.ckpt  state at the best validation metric
     model.safetensors      the best model with its ModelCard (no pickle)
     metrics.csv            one row per validation epoch (test columns empty
-                           with train.eval_test=false)
+                           unless train.test_at=every_validation)
     test_predictions.csv   label and prediction of every test molecule by
                            the best model, after its id (for a CSV: its
                            data.id_column, and its SMILES) (not with
-                           train.eval_test=false)
+                           train.eval_test=false); with train.test_at=end
+                           results.json's test metrics are computed from it
     curves.png             learning curves
-    results.json           summary (best validation, test at best, ...)
+    results.json           summary (best validation, test at best, how test
+                           was scored: test_protocol, ...)
     init_from.json         the model the run started from (model.init_from;
                            see init_from.py), absent for a random start
     resumes.yaml           each --resume: its step and the settings it
@@ -34,7 +36,7 @@ import torch
 
 from .config import PRETRAINING_DATA, ConfigError, dump_config
 from .hardware import configure_threads, hardware_name, resolved_accelerator
-from .run_results import finalize_run
+from .run_results import finalize_run, tests_every_validation
 
 # finalize_run and hardware_name are re-exported: they were defined here.
 __all__ = ['train', 'build_trainer', 'validation_interval', 'start_run',
@@ -215,7 +217,7 @@ def train(config: dict, resume: bool = False) -> Optional[dict]:
     run_dir = check_before_training(config, resume)
     start_run(config, run_dir, resume)
     datamodule = GraphDataModule(config['data'], seed=config['seed'],
-                                 eval_test=config['train']['eval_test'],
+                                 eval_test=tests_every_validation(config),
                                  run_dir=run_dir)
     module = GraphormerLitModule(config,
                                  metrics_file=str(run_dir / 'metrics.csv'))

@@ -12,6 +12,7 @@ from graphormer_sepnorm.analysis.comparisons import p_text, welch
 from graphormer_sepnorm.analysis.results import (README_BEGIN, README_END,
                                                  comparison_table,
                                                  goal_verdicts, mean_std,
+                                                 protocol_line,
                                                  readme_markers,
                                                  results_summary,
                                                  stand_in_note,
@@ -126,6 +127,22 @@ def test_groups_tables_and_verdicts(runs):
     assert ("test MAE: SepNorm − ShareNorm = -0.060 on average (better; "
             "2 vs 2 seeds; 95% CI of the difference [-") in \
         verdicts(groups)
+
+
+def test_rows_are_labelled_by_how_test_was_read(runs):
+    """A results.json without test_protocol was written the old way: a
+    Graphormer run scored test at every validation, chemprop once at the
+    end; a run that records its protocol is counted by it."""
+    write_run(runs, 'f', 'zinc_subset', 'sep', 2, 0.15, 0.16,
+              test_protocol='test scored once at the end, by the '
+                            'best-validation checkpoint')
+    line = protocol_line(group_runs(load_runs(runs)))
+    assert line.startswith(
+        'How test was read: in the 5 Graphormer runs, test scored at every '
+        'validation and read at the best-validation epoch; in the 1 '
+        'Graphormer runs and the 1 chemprop D-MPNN runs, test scored once at '
+        'the end, by the best-validation checkpoint. New training runs')
+    assert line in results_summary(group_runs(load_runs(runs)))
 
 
 def test_against_another_family_on_the_molecules_both_predicted(tmp_path):

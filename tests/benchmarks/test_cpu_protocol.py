@@ -184,6 +184,9 @@ def test_a_chemprop_plan_runs_the_baseline_and_keeps_its_artefacts(
     assert kept['protocol']['chemprop_arguments'][:2] == ['--dataset',
                                                           'molhiv']
     assert kept['protocol']['config'] is None
+    # Recorded like ours: the plan and the code's commit.
+    assert kept['protocol']['plan'] == 'plan.yaml'
+    assert kept['protocol']['commit'] == 'abc123'
     assert sorted(p.name for p in kept_dir.iterdir()) == [
         'config.yaml', 'metrics.csv', 'results.json']
 
@@ -228,3 +231,47 @@ def test_test_predictions_are_kept_gzipped_and_read_back(tmp_path):
     assert (kept / 'test_predictions.csv.gz').read_bytes() == first
     assert read_test_predictions(dict(results, path=str(kept))) == {
         3: (1.5, 1.25), 7: (-2.0, -1.75)}
+
+
+def _git(repo, *args):
+    subprocess.run(['git', '-c', 'user.name=t', '-c', 'user.email=t@t', *args],
+                   cwd=repo, check=True, capture_output=True)
+
+
+def test_a_final_plan_refuses_a_dirty_tree(tmp_path):
+    """A plan that reads test refuses uncommitted code (untracked files
+    included), naming the files; a tuning plan records the commit with
+    +dirty; a clean tree gives the commit itself. Checked on a git
+    repository of its own, so the test never depends on this checkout."""
+    from benchmark_helpers import script_module
+    protocol = script_module('cpu_protocol')
+    repo = tmp_path / 'repo'
+    (repo / 'graphormer_sepnorm').mkdir(parents=True)
+    (repo / 'graphormer_sepnorm' / 'a.py').write_text('x = 1\n')
+    (repo / 'notes.txt').write_text('not code\n')
+    _git(repo, 'init', '-q')
+    _git(repo, 'add', '.')
+    _git(repo, 'commit', '-q', '-m', 'first')
+    head = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=repo,
+                          capture_output=True, text=True).stdout.strip()
+    plan = _chemprop_plan(tmp_path)
+    final = protocol.load_plan(plan, Path('runs/cpu'))
+    assert all(run.reads_test for run in final)
+    (repo / 'notes.txt').write_text('changed, but not code\n')
+    assert protocol.commit_of(final, plan, repo) == head
+    (repo / 'graphormer_sepnorm' / 'a.py').write_text('x = 2\n')
+    (repo / 'graphormer_sepnorm' / 'new.py').write_text('y = 1\n')
+    assert protocol.dirty_paths(repo) == ['graphormer_sepnorm/a.py',
+                                          'graphormer_sepnorm/new.py']
+    with pytest.raises(protocol.PlanError, match=(
+            r"reads the test split, but the tree has uncommitted changes "
+            r"\(graphormer_sepnorm/a.py, graphormer_sepnorm/new.py\); "
+            r"commit or stash them")):
+        protocol.commit_of(final, plan, repo)
+    tuning = protocol.Run(trial='t', seed=0,
+                          config='configs/cpu/zinc_subset_sepnorm.yaml',
+                          overrides=['train.eval_test=false'],
+                          trial_overrides=[], norm='sep',
+                          destination=Path('kept'), workdir=Path('work'))
+    assert not tuning.reads_test
+    assert protocol.commit_of([tuning], plan, repo) == head + '+dirty'

@@ -83,8 +83,12 @@ def test_two_targets_with_missing_labels(regression_run):
     history = pd.read_csv(run_dir / 'metrics.csv')
     assert len(history) == 3
     for column in ('val_mae', 'val_rmse', 'val_r2', 'val_mae_y',
-                   'val_mae_logp', 'test_r2_logp'):
+                   'val_mae_logp'):
         assert history[column].notna().all(), column
+    # Test scored once, after training (train.test_at=end): every metric
+    test = results['test_metrics_at_best_val']
+    assert history['test_r2_logp'].isna().all()
+    assert None not in (test['r2_logp'], test['std_mae'])
 
     # The metrics, by hand, from the saved (best) model's predictions
     pred, y, card = _predictions(run_dir, 'val')
@@ -110,7 +114,7 @@ def test_two_targets_with_missing_labels(regression_run):
     assert results['best_epoch'] == history['val_std_mae'].idxmin()
     assert results['best_val_metric'] == pytest.approx(
         history['val_std_mae'].min(), rel=1e-9)
-    for column in ('val_std_mae', 'val_std_rmse', 'test_std_mae'):
+    for column in ('val_std_mae', 'val_std_rmse'):
         assert history[column].notna().all(), column
 
     # The card: targets, featurizer, per-target standardization from the
@@ -224,7 +228,8 @@ def test_a_task_with_one_class_in_validation_is_skipped(molhiv_frame,
     history = pd.read_csv(tmp_path / 'two' / 'metrics.csv')
     assert history['val_rocauc_other'].isna().all()
     assert (history['val_rocauc'] == history['val_rocauc_HIV_active']).all()
-    assert history['test_rocauc_other'].notna().all()
+    results = json.loads((tmp_path / 'two' / 'results.json').read_text())
+    assert results['test_metrics_at_best_val']['rocauc_other'] is not None
 
 
 def test_no_model_is_selected_when_validation_has_one_class(molhiv_frame,

@@ -12,6 +12,7 @@ import torch
 from graphormer_sepnorm.checkpoint import load_model
 from graphormer_sepnorm.training.cli import evaluate_main, train_main
 from graphormer_sepnorm.training.config import load_config
+from graphormer_sepnorm.training.run_results import TEST_PROTOCOLS
 from training_helpers import (CONFIGS, TINY_MODEL, TRAIN, max_weight_diff,
                               metrics_rows, run_script, without_time,
                               zinc_args)
@@ -21,6 +22,12 @@ RUN_FILES = ['config.yaml', 'checkpoints/last.ckpt', 'checkpoints/best.ckpt',
              'test_predictions.csv']
 
 
+def without_test(rows) -> list[dict]:
+    """metrics.csv rows without their clock and test columns."""
+    return [{k: v for k, v in r.items() if not k.startswith('test_')}
+            for r in without_time(rows)]
+
+
 def prediction_rows(path) -> list[dict]:
     with open(path, newline='') as f:
         return list(csv.DictReader(f))
@@ -28,7 +35,8 @@ def prediction_rows(path) -> list[dict]:
 
 @pytest.fixture(scope='module')
 def zinc_run(zinc_root, tmp_path_factory):
-    """16 steps (4 epochs) through scripts/train.py, dropout on."""
+    """16 steps (4 epochs) through scripts/train.py, dropout on; test
+    scored as new runs score it (train.test_at=end, the default)."""
     out = tmp_path_factory.mktemp('runs')
     result = run_script(TRAIN, *zinc_args(zinc_root, out, 'A',
                                           'train.max_steps=16',
@@ -59,8 +67,11 @@ def test_zinc_training_writes_the_run_directory(zinc_run):
     assert results['hardware']['device_name']
     best = min(rows, key=lambda r: float(r['val_mae']))
     assert results['best_val_metric'] == pytest.approx(float(best['val_mae']))
-    assert results['test_metric_at_best_val'] == pytest.approx(
-        float(best['test_mae']))
+    # Validation never scored test: it was scored once, after training.
+    assert [r['test_mae'] for r in rows] == [''] * 4
+    assert results['test_protocol'] == ('test scored once at the end, by '
+                                        'the best-validation checkpoint')
+    assert results['final_test_metric'] is None
     model, card = load_model(run_dir / 'model.safetensors')
     assert card.task == 'regression' and card.featurizer == 'zinc'
     assert card.target_std == pytest.approx(results['target_std'])
@@ -72,8 +83,9 @@ def test_zinc_training_writes_the_run_directory(zinc_run):
 
 def test_test_predictions_hold_the_reported_test_metric(zinc_run, zinc_root):
     """test_predictions.csv: every test graph in split order with its real
-    label; the MAE computed by hand from its rows is the test MAE that
-    results.json reports at the best validation epoch."""
+    label; every test metric of results.json, computed by hand from the
+    file's rows, is the reported one to rounding (it was computed from the
+    values written there)."""
     from graphormer_sepnorm.data.datasets import graph_targets, load_splits
     run_dir, _ = zinc_run
     results = json.loads((run_dir / 'results.json').read_text())
@@ -86,9 +98,17 @@ def test_test_predictions_hold_the_reported_test_metric(zinc_run, zinc_root):
                                        raw_source=source).test)[:32]
     assert [float(r['target']) for r in rows] == pytest.approx(
         labels.double().tolist(), abs=1e-6)
-    mae = sum(abs(float(r['prediction']) - float(r['target']))
-              for r in rows) / len(rows)
-    assert mae == pytest.approx(results['test_metric_at_best_val'], rel=1e-5)
+    pred = np.array([float(r['prediction']) for r in rows])
+    target = np.array([float(r['target']) for r in rows])
+    error = pred - target
+    by_hand = {'mae': np.abs(error).mean(),
+               'rmse': np.sqrt((error ** 2).mean()),
+               'r2': 1 - (error ** 2).sum() / ((target - target.mean()) ** 2
+                                               ).sum()}
+    assert results['test_metrics_at_best_val'] == pytest.approx(by_hand,
+                                                                rel=1e-12)
+    assert results['test_metric_at_best_val'] == results[
+        'test_metrics_at_best_val']['mae']
 
 
 def test_without_test_evaluation_test_is_never_read(zinc_run, zinc_root,
@@ -121,9 +141,38 @@ def test_without_test_evaluation_test_is_never_read(zinc_run, zinc_root,
     results = json.loads((tmp_path / 'C' / 'results.json').read_text())
     assert results['test_metric_at_best_val'] is None
     assert results['test_predictions'] is None
+    assert results['test_protocol'] is None
     assert not (tmp_path / 'C' / 'test_predictions.csv').exists()
     assert results['cpu_time_s'] > 0
     assert max_weight_diff(reference, tmp_path / 'C') == 0.0
+
+
+def test_every_validation_keeps_the_old_protocol(zinc_run, zinc_root,
+                                                  tmp_path):
+    """train.test_at=every_validation (how the committed benchmark runs
+    ran): test scored beside every validation, read at the best-validation
+    epoch; the training is the same (same validation metrics and weights),
+    and the best model's test predictions give that test metric."""
+    reference, _ = zinc_run
+    assert train_main(zinc_args(zinc_root, tmp_path, 'E',
+                                'train.max_steps=16', 'optim.total_steps=16',
+                                'train.checkpoint_every_n_steps=5',
+                                'train.test_at=every_validation')) == 0
+    rows, expected = metrics_rows(tmp_path / 'E'), metrics_rows(reference)
+    assert all(r['test_mae'] for r in rows)
+    assert without_test(rows) == without_test(expected)
+    assert max_weight_diff(reference, tmp_path / 'E') == 0.0
+    results = json.loads((tmp_path / 'E' / 'results.json').read_text())
+    old = json.loads((reference / 'results.json').read_text())
+    best = min(rows, key=lambda r: float(r['val_mae']))
+    assert results['test_metric_at_best_val'] == pytest.approx(
+        float(best['test_mae']), rel=1e-12)
+    assert results['test_metric_at_best_val'] == pytest.approx(
+        old['test_metric_at_best_val'], rel=1e-5)
+    assert results['test_protocol'] == TEST_PROTOCOLS['every_validation']
+    assert TEST_PROTOCOLS['every_validation'] == (
+        'test scored at every validation and read at the best-validation '
+        'epoch')
 
 
 def test_evaluate_script_reproduces_the_test_metric(zinc_run, capsys):
@@ -269,9 +318,12 @@ def test_two_process_ddp_matches_one_process(zinc_root, tmp_path):
     assert len(rows_one) == len(rows_ddp) == 2
     for a, b in zip(rows_one, rows_ddp):
         assert a['step'] == b['step']
-        for key in ('train_loss', 'val_mae', 'test_mae'):
+        for key in ('train_loss', 'val_mae'):
             assert float(a[key]) == pytest.approx(float(b[key]), rel=1e-6,
                                                   abs=1e-9), key
+    one = json.loads((tmp_path / 'one' / 'results.json').read_text())
+    assert results['test_metric_at_best_val'] == pytest.approx(
+        one['test_metric_at_best_val'], rel=1e-6)
     assert max_weight_diff(tmp_path / 'one', tmp_path / 'ddp') < 1e-6
 
 

@@ -229,17 +229,24 @@ def _build_options() -> list[Option]:
                    'single_device')),
         o('train.num_nodes', 'int', 1, 'Machines (DDP).'),
         o('train.check_val_every_n_epoch', 'int', 1,
-          'Validate (and test) every N epochs (unless '
+          'Validate every N epochs (unless '
           'train.val_every_n_steps is set).'),
-        o('train.val_every_n_steps', 'int', None, 'Validate (and test) every '
+        o('train.val_every_n_steps', 'int', None, 'Validate every '
           'N optimizer steps, counted across epochs (at train.max_steps if '
           'that comes first), instead of every check_val_every_n_epoch '
           'epochs; metrics.csv then has a row per validation step. null: '
           'by epochs. Pretraining uses pretrain.val_every_n_steps.',
           nullable=True),
-        o('train.eval_test', 'bool', True, 'Evaluate the test split at every '
-          'validation (false: never read test, for tuning trials; the test '
-          'columns of metrics.csv stay empty).'),
+        o('train.eval_test', 'bool', True, 'Score the test split, when '
+          'train.test_at says (false: never read test, for tuning trials; '
+          'the test columns of metrics.csv stay empty).'),
+        o('train.test_at', 'str', 'end', 'When train.eval_test scores test: '
+          '`end`: once, after training, with the best-validation '
+          'checkpoint (results.json\'s test metrics are those of '
+          'test_predictions.csv; the test columns of metrics.csv stay '
+          'empty); `every_validation`: beside every validation, read at the '
+          'best-validation epoch (how the committed benchmark runs ran).',
+          choices=('end', 'every_validation')),
         o('train.log_every_n_steps', 'int', 50,
           'Logging interval of the step-level logs (CSV/TensorBoard).'),
         o('train.checkpoint_every_n_steps', 'int', 1000,
