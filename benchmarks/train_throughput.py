@@ -89,6 +89,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help='Alternating rounds with --baseline.')
     parser.add_argument('--json', default=None,
                         help='Also write the results to this JSON file.')
+    parser.add_argument('--markdown', default=None,
+                        help='Also write a markdown report of the results '
+                        '(with the command line) to this file.')
     parser.add_argument('overrides', nargs='*', metavar='KEY=VALUE',
                         help='Config overrides (e.g. model.num_layers=6).')
     return parser.parse_args(argv)
@@ -336,7 +339,50 @@ def main(argv=None) -> int:
                measure_all(args))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
+    if args.markdown:
+        Path(args.markdown).write_text(report_markdown(results, argv))
     return 0
+
+
+def report_markdown(results: list[dict], argv: list[str]) -> str:
+    r"""A markdown report of :obj:`results`: the command, the machine and
+    one row per setting (with the baseline's median and the ratio when
+    measured against one)."""
+    import platform
+    first = results[0] if results else {}
+    baseline = first.get('baseline')
+    command = ' '.join(['python benchmarks/train_throughput.py',
+                        *_without_option(argv, '--json', '--markdown')])
+    lines = [
+        '# Training throughput', '',
+        f'`{command}`', '',
+        f"* Hardware: {first.get('device_name', '?')}; torch "
+        f"{torch.__version__}, Python {platform.python_version()}; measured "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} (load average "
+        f"{os.getloadavg()[0]:.1f} at the end).",
+        '* A step = batch fetch (collation and layout included) + forward + '
+        'loss + backward + clip + AdamW; median over the measured steps after '
+        'the warm-up'
+        + (f', in alternating rounds of this code and `{baseline}` (the '
+           f'median of the per-round medians)' if baseline else '') + '.',
+        '']
+    header = ('| dataset | device | batch | precision | compiled | median '
+              'step (s) | graphs/s |')
+    rule = '| --- | --- | --- | --- | --- | --- | --- |'
+    if baseline:
+        header += f' `{baseline}` median step (s) | speed-up |'
+        rule += ' --- | --- |'
+    lines += [header, rule]
+    for r in results:
+        row = (f"| {r['dataset']} | {r['device']} | {r['batch_size']} | "
+               f"{r['precision']} | {'yes' if r.get('compiled') else 'no'} | "
+               f"{r['median_step_s']:.3f} | "
+               f"{r['batch_size'] / r['median_step_s']:.0f} |")
+        if baseline:
+            row += (f" {r['baseline_median_step_s']:.3f} | "
+                    f"{r['speedup_vs_baseline']:.2f}x |")
+        lines.append(row)
+    return '\n'.join(lines) + '\n'
 
 
 if __name__ == '__main__':

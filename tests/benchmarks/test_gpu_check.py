@@ -10,7 +10,6 @@ from benchmark_helpers import script_module
 from conftest import REPO, SHARED_DATA
 
 gpu_check = script_module('gpu_check')
-train_throughput = script_module('train_throughput')
 
 EXPECTED = {'env.txt', 'tests_gpu.txt', 'throughput.json', 'reference.md',
             'train_results.json', 'train_metrics.csv', 'pipelines.json',
@@ -62,11 +61,3 @@ def test_missing_data_is_a_clear_error(tmp_path):
     with pytest.raises(SystemExit, match='is not a folder'):
         gpu_check.prepare_data(tmp_path / 'none', tmp_path)
 
-
-def test_baseline_runs_get_the_options_they_know():
-    argv = ['--datasets', 'zinc_subset', '--baseline', 'abc123', '--json',
-            'x.json', '--precision', '32', 'bf16', '--steps', '5',
-            'model.num_layers=2']
-    assert train_throughput._without_option(
-        argv, '--baseline', '--json', '--precision') == [
-        '--datasets', 'zinc_subset', '--steps', '5', 'model.num_layers=2']
