@@ -25,7 +25,9 @@ _LIGHTNING_LOG = 'lightning.pytorch.utilities.rank_zero'
 # Lightning) or about a logging interval longer than a small dataset's
 # epoch, which the user cannot act on.
 _NOISE = (r'.*isinstance\(treespec, LeafSpec\).*',
-          r'.*is smaller than the logging interval.*')
+          r'.*is smaller than the logging interval.*',
+          # RunModule copies PyG batches itself (non-blocking): intended.
+          r'.*overridden `transfer_batch_to_device`.*')
 
 
 @rank_zero_only

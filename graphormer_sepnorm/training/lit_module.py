@@ -15,9 +15,8 @@ from ..data.datasets import data_info
 from ..models import GraphormerSepNorm
 from .config import model_arguments
 from .metrics import (HIGHER_IS_BETTER, compute_metrics, metric_keys,
-                      monitor_metric)
+                      monitor_metric, tests_every_validation)
 from .run_module import NonFiniteLossError, RunModule, write_history
-from .run_results import tests_every_validation
 
 __all__ = ['GraphormerLitModule', 'NonFiniteLossError', 'history_columns',
            'write_history']

@@ -36,7 +36,8 @@ from torch import Tensor
 
 __all__ = ['TASK_METRICS', 'STANDARDIZED_METRICS', 'HIGHER_IS_BETTER',
            'METRIC_NAMES', 'reported_metrics', 'metric_keys',
-           'monitor_metric', 'compute_metrics', 'compute_metric']
+           'monitor_metric', 'compute_metrics', 'compute_metric',
+           'tests_every_validation']
 
 #: The metrics reported for each task, the first being the default
 #: model-selection metric (:obj:`train.monitor`).
@@ -208,3 +209,10 @@ def _mean_defined(values: Sequence[float]) -> float:
 
 def _warn(message: str) -> None:
     warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def tests_every_validation(config: dict) -> bool:
+    r"""Whether every validation also scores the test split
+    (:obj:`train.eval_test` with :obj:`train.test_at=every_validation`)."""
+    train = config['train']
+    return bool(train['eval_test']) and train['test_at'] == 'every_validation'

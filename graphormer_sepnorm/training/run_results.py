@@ -14,8 +14,7 @@ import torch
 
 from .hardware import hardware_name, resolved_accelerator
 
-__all__ = ['finalize_run', 'json_safe', 'TEST_PROTOCOLS', 'test_protocol',
-           'tests_every_validation']
+__all__ = ['finalize_run', 'json_safe', 'TEST_PROTOCOLS', 'test_protocol']
 
 #: How :obj:`results.json` says the test split was scored (its
 #: :obj:`test_protocol`), by :obj:`train.test_at`. Runs written before the
@@ -33,13 +32,6 @@ def test_protocol(config: dict) -> Optional[str]:
     :obj:`train.eval_test` is false (test never read)."""
     train = config['train']
     return TEST_PROTOCOLS[train['test_at']] if train['eval_test'] else None
-
-
-def tests_every_validation(config: dict) -> bool:
-    r"""Whether every validation also scores the test split
-    (:obj:`train.eval_test` with :obj:`train.test_at=every_validation`)."""
-    train = config['train']
-    return bool(train['eval_test']) and train['test_at'] == 'every_validation'
 
 
 def finalize_run(config: dict, run_dir: Path, module, trainer,
@@ -61,7 +53,8 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
                            write_split_predictions, written_scores)
     from .init_from import read_record
     from .lit_module import history_columns, write_history
-    from .metrics import HIGHER_IS_BETTER, compute_metrics
+    from .metrics import (HIGHER_IS_BETTER, compute_metrics,
+                          tests_every_validation)
     from .plots import plot_curves
 
     info = module.info

@@ -36,7 +36,8 @@ import torch
 
 from .config import PRETRAINING_DATA, ConfigError, dump_config
 from .hardware import configure_threads, hardware_name, resolved_accelerator
-from .run_results import finalize_run, tests_every_validation
+from .metrics import tests_every_validation
+from .run_results import finalize_run
 
 # finalize_run and hardware_name are re-exported: they were defined here.
 __all__ = ['train', 'build_trainer', 'validation_interval', 'start_run',
