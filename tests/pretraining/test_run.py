@@ -158,16 +158,12 @@ def test_the_gpu_recipes_featurize_in_workers_the_cpu_budget_does_not():
         assert config['data']['pin_memory']  # applied on CUDA only
 
 
-def test_two_process_ddp_matches_one_process(corpus, tmp_path):
-    """gloo, two processes of 8 molecules against one of 16: each molecule
-    is masked the same wherever it is, the losses are normalized by global
-    counts and SepNorm's batch statistics are global, so in float64 without
-    dropout the runs agree (see the supervised twin in
-    tests/training/test_train_e2e.py)."""
+def _one_and_two_processes(corpus, tmp_path, *overrides):
+    """Pretrains <tmp_path>/one in one process and <tmp_path>/ddp in two
+    gloo processes, in float64 without dropout (so the two can agree)."""
     common = ('train.precision=64-true', 'model.dropout=0',
               'model.attention_dropout=0', 'model.activation_dropout=0',
-              'train.accelerator=cpu', 'train.max_steps=16',
-              'optim.total_steps=16')
+              'train.accelerator=cpu', *overrides)
     one = run_script(PRETRAIN, *pretrain_args(corpus, tmp_path, 'one',
                                               *common))
     assert one.returncode == 0, one.stderr[-3000:]
@@ -175,6 +171,16 @@ def test_two_process_ddp_matches_one_process(corpus, tmp_path):
         corpus, tmp_path, 'ddp', *common, 'train.strategy=ddp',
         'train.devices=2'), timeout=400)
     assert ddp.returncode == 0, ddp.stderr[-3000:]
+
+
+def test_two_process_ddp_matches_one_process(corpus, tmp_path):
+    """gloo, two processes of 8 molecules against one of 16: each molecule
+    is masked the same wherever it is, the losses are normalized by global
+    counts and SepNorm's batch statistics are global, so in float64 without
+    dropout the runs agree (see the supervised twin in
+    tests/training/test_train_e2e.py)."""
+    _one_and_two_processes(corpus, tmp_path, 'train.max_steps=16',
+                           'optim.total_steps=16')
     results = json.loads((tmp_path / 'ddp' / 'results.json').read_text())
     assert results['hardware']['world_size'] == 2
     assert results['graphs_seen'] == 200 + 3 * 16  # 13 + 3 steps
@@ -248,17 +254,9 @@ def test_ddp_with_a_zero_weighted_objective(corpus, tmp_path):
     """The descriptor objective off: the model's prediction head gets no
     gradient, which DDP refuses unless that head is left out of training;
     two gloo processes then match one process."""
-    common = ('train.precision=64-true', 'model.dropout=0',
-              'model.attention_dropout=0', 'model.activation_dropout=0',
-              'train.accelerator=cpu', 'train.max_steps=8',
-              'optim.total_steps=8', 'pretrain.descriptor_loss_weight=0')
-    one = run_script(PRETRAIN, *pretrain_args(corpus, tmp_path, 'one',
-                                              *common))
-    assert one.returncode == 0, one.stderr[-3000:]
-    ddp = run_script(PRETRAIN, *pretrain_args(
-        corpus, tmp_path, 'ddp', *common, 'train.strategy=ddp',
-        'train.devices=2'), timeout=400)
-    assert ddp.returncode == 0, ddp.stderr[-3000:]
+    _one_and_two_processes(corpus, tmp_path, 'train.max_steps=8',
+                           'optim.total_steps=8',
+                           'pretrain.descriptor_loss_weight=0')
     [a], [b] = metrics_rows(tmp_path / 'one'), metrics_rows(tmp_path / 'ddp')
     for key in ('train_loss', 'val_loss', 'val_atom_loss'):
         assert float(a[key]) == pytest.approx(float(b[key]), rel=1e-6), key
