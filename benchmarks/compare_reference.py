@@ -52,6 +52,16 @@ SPATIAL_POS_MAX = 20
 
 
 def import_reference():
+    # The reference's Floyd-Warshall (algos_graphormer.pyx, built by
+    # pyximport when its collator is imported) is Python-2 Cython ('long'):
+    # Cython 3.1 and later reject it at their default language level, as on
+    # the first GPU machine. The first pyximport installed is the one used.
+    try:
+        import pyximport
+        pyximport.install(setup_args={'include_dirs': np.get_include()},
+                          language_level=2)
+    except ImportError:
+        pass  # Reported below, with the install hint.
     try:
         from transformers.models.deprecated.graphormer import (
             collating_graphormer, configuration_graphormer,

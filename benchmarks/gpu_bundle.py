@@ -6,8 +6,8 @@ internet, beside the repository (both folders are ignored by git):
   dependencies, and the Hugging Face reference (``transformers`` before its
   Graphormer was removed, with the ``huggingface_hub`` and ``tokenizers``
   it requires);
-* ``.device-data/``: ZINC-proxy's raw files as one ``.tar.gz``, its SMILES,
-  and MolHIV, copied from ``--shared``.
+* ``.device-data/data.tar.gz``: the folders of ``--shared`` that
+  gpu_check.py reads (its ``DATA_PATHS``) in one archive.
 
 It prints the sizes against the 64 MiB that one call may carry (tracked
 tree included)::
@@ -46,12 +46,16 @@ def download_wheels(target: Path) -> None:
     subprocess.run(command, check=True)
 
 
-def copy_data(shared: Path, target: Path) -> None:
-    target.mkdir(exist_ok=True)
-    with tarfile.open(target / 'ZINC-proxy-raw.tar.gz', 'w:gz') as tar:
-        tar.add(shared / 'ZINC-proxy' / 'raw', arcname='ZINC-proxy/raw')
-    for folder in ('ZINC-proxy/smiles', 'ogbg_molhiv'):
-        shutil.copytree(shared / folder, target / folder, dirs_exist_ok=True)
+def pack_data(shared: Path, target: Path) -> None:
+    from gpu_check import DATA_ARCHIVE, DATA_PATHS
+    missing = [name for name in DATA_PATHS if not (shared / name).exists()]
+    if missing:
+        raise SystemExit(f"--shared {shared} lacks {', '.join(missing)}")
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir()
+    with tarfile.open(target / DATA_ARCHIVE, 'w:gz') as tar:
+        for name in DATA_PATHS:
+            tar.add(shared / name, arcname=name)
 
 
 def mib(path: Path) -> float:
@@ -74,7 +78,7 @@ def main(argv=None) -> int:
                         default=REPO.parent / 'shared' / 'data')
     args = parser.parse_args(argv)
     download_wheels(REPO / '.whl')
-    copy_data(args.shared, REPO / '.device-data')
+    pack_data(args.shared, REPO / '.device-data')
     sizes = {'tracked tree': tracked_mib(), '.whl': mib(REPO / '.whl'),
              '.device-data': mib(REPO / '.device-data')}
     for name, size in sizes.items():

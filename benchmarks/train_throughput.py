@@ -12,10 +12,12 @@ training loader with their layout prepared as in training
 (:func:`~graphormer_sepnorm.data.batch_loader.loader_layout`: the model's
 size buckets on the CPU, one on a GPU), in ``--workers`` processes.
 
-``--precision``, ``--compile`` and ``--batch-sizes`` take several values
-and measure every combination (``--compile`` compiles the model with
-``torch.compile(dynamic=True)``; its compile time is reported apart, not in
-the steps). ``--baseline REV`` measures the same settings with the code of
+``--precision``, ``--compile``, ``--batch-sizes`` and ``--buckets`` take
+several values and measure every combination (``--compile`` compiles the
+model with ``torch.compile(dynamic=True)``; its compile time is reported
+apart, not in the steps; ``--buckets`` overrides the number of attention
+size buckets the loader prepares). ``--json`` is rewritten after every
+setting, so a run stopped by a time limit keeps the settings it finished. ``--baseline REV`` measures the same settings with the code of
 git revision ``REV`` (its own copy of this script, in a temporary git
 worktree) in the same run, alternating rounds of the two, and prints both
 medians and their ratio: before/after comparisons on one machine in one
@@ -30,6 +32,8 @@ Example (offline, shared data)::
 from __future__ import annotations
 
 import argparse
+import gc
+import itertools
 import json
 import math
 import os
@@ -80,6 +84,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--batch-sizes', type=int, nargs='+', default=None,
                         help='Override the config batch size (several: '
                         'each).')
+    parser.add_argument('--buckets', nargs='+', default=['auto'],
+                        type=_buckets,
+                        help='Attention size buckets of the batches: auto '
+                        '(the loader\'s choice for the device: the model\'s '
+                        'on the CPU, 1 on a GPU) or a number (several: '
+                        'each).')
     parser.add_argument('--workers', type=int, default=0,
                         help='DataLoader worker processes (default: 0).')
     parser.add_argument('--baseline', default=None, metavar='REV',
@@ -95,6 +105,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('overrides', nargs='*', metavar='KEY=VALUE',
                         help='Config overrides (e.g. model.num_layers=6).')
     return parser.parse_args(argv)
+
+
+def _buckets(value: str) -> str:
+    if value == 'auto' or value.isdigit() and int(value) > 0:
+        return value
+    raise argparse.ArgumentTypeError(
+        f"--buckets takes 'auto' or a positive number, not {value!r}")
 
 
 def _loss_fn(task: str):
@@ -113,66 +130,98 @@ class _Trainer:
             'root_device': torch.device(device)})()
 
 
-def measure(dataset: str, device: str, args, batch_size: Optional[int] = None,
-            precision: str = 'auto', compiled: bool = False) -> dict:
-    from graphormer_sepnorm.data.batch_loader import (GraphBatchLoader,
-                                                      loader_layout)
-    from graphormer_sepnorm.data.graph_store import DeviceGraphStore
-    from graphormer_sepnorm.data.datasets import load_splits
-    from graphormer_sepnorm.models import GraphormerSepNorm
-    from graphormer_sepnorm.training.config import (load_config,
-                                                    model_arguments)
+class Batches:
+    r"""The training batches of one (dataset, device, batch size, buckets)
+    setting: the recipe config with the overrides, the training split and
+    its loader, whose workers serve every precision and compile setting
+    measured on it (starting them is timed in the first step only)."""
+    def __init__(self, dataset: str, device: str, args,
+                 batch_size: Optional[int] = None,
+                 buckets: str = 'auto') -> None:
+        from graphormer_sepnorm.data.batch_loader import (GraphBatchLoader,
+                                                          loader_layout)
+        from graphormer_sepnorm.data.datasets import load_splits
+        from graphormer_sepnorm.data.graph_store import DeviceGraphStore
+        from graphormer_sepnorm.training.config import load_config
 
-    config_name = f"{dataset}_{args.norm}norm.yaml"
-    source = args.molhiv_source if dataset == 'molhiv' else args.zinc_source
-    overrides = [f'data.root={args.data_root}', *args.overrides]
-    if source:
-        overrides.append(f'data.raw_source={source}')
-    if batch_size:
-        overrides.append(f'data.batch_size={batch_size}')
-    config = load_config(REPO / 'configs' / config_name, overrides, env={})
-    data = config['data']
-    start = time.perf_counter()
-    splits = load_splits(data['name'], data['root'], data['max_nodes'],
-                         data['raw_source'])
-    load_time = time.perf_counter() - start
-    info = splits.info
-    model = GraphormerSepNorm.from_config(dict(
-        model_arguments(config['model']),
-        atom_vocab_sizes=list(info.atom_vocab_sizes),
-        bond_vocab_sizes=list(info.bond_vocab_sizes))).to(device).train()
+        self.dataset, self.device = dataset, device
+        config_name = f"{dataset}_{args.norm}norm.yaml"
+        source = (args.molhiv_source if dataset == 'molhiv' else
+                  args.zinc_source)
+        overrides = [f'data.root={args.data_root}', *args.overrides]
+        if source:
+            overrides.append(f'data.raw_source={source}')
+        if batch_size:
+            overrides.append(f'data.batch_size={batch_size}')
+        self.config = load_config(REPO / 'configs' / config_name, overrides,
+                                  env={})
+        data = self.config['data']
+        start = time.perf_counter()
+        self.splits = load_splits(data['name'], data['root'],
+                                  data['max_nodes'], data['raw_source'])
+        self.load_s = time.perf_counter() - start
+        self.batch_size = data['batch_size']
+        self.layout = loader_layout(_Trainer(self.model(), device))
+        if buckets != 'auto':
+            self.layout['num_buckets'] = int(buckets)
+        store = (DeviceGraphStore(self.splits.train, device)
+                 if args.on_device else None)
+        self.loader = GraphBatchLoader(
+            self.splits.train, self.batch_size, shuffle=True, seed=0,
+            store=store, num_workers=args.workers,
+            pin_memory=device.startswith('cuda'), layout=self.layout)
+        self._iterator = iter(self.loader)
+
+    def model(self):
+        r"""A fresh recipe model (seed 0) on the device, in training mode."""
+        from graphormer_sepnorm.models import GraphormerSepNorm
+        from graphormer_sepnorm.training.config import model_arguments
+        info = self.splits.info
+        torch.manual_seed(0)
+        return GraphormerSepNorm.from_config(dict(
+            model_arguments(self.config['model']),
+            atom_vocab_sizes=list(info.atom_vocab_sizes),
+            bond_vocab_sizes=list(info.bond_vocab_sizes))).to(
+                self.device).train()
+
+    def next(self):
+        try:
+            return next(self._iterator)
+        except StopIteration:
+            self._iterator = iter(self.loader)
+            return next(self._iterator)
+
+    def close(self) -> None:
+        r"""Stops the loader's workers now, not when a later setting's
+        forked workers collect them (which fails: 'can only test a child
+        process')."""
+        del self._iterator, self.loader
+        gc.collect()
+
+
+def measure(batches: Batches, args, precision: str = 'auto',
+            compiled: bool = False) -> dict:
+    r"""Times :obj:`args.warmup` + :obj:`args.steps` training steps of a
+    fresh model on :obj:`batches`."""
+    device, config = batches.device, batches.config
+    model = batches.model()
     optimizer = torch.optim.AdamW(model.parameters(),
                                   lr=config['optim']['lr'],
                                   weight_decay=config['optim']['weight_decay'])
-    loss_fn = _loss_fn(info.task)
-    batch_size = data['batch_size']
-    store = (DeviceGraphStore(splits.train, device) if args.on_device else
-             None)
-    loader = GraphBatchLoader(splits.train, batch_size, shuffle=True,
-                              seed=0, store=store, num_workers=args.workers,
-                              pin_memory=device.startswith('cuda'),
-                              layout=loader_layout(_Trainer(model, device)))
+    loss_fn = _loss_fn(batches.splits.info.task)
     use_bf16 = (precision == 'bf16' or precision == 'auto' and
                 device.startswith('cuda') and torch.cuda.is_bf16_supported())
-    network = model
-    compile_s = 0.0
-    if compiled:
-        network = torch.compile(model, dynamic=True)
+    network = torch.compile(model, dynamic=True) if compiled else model
     times, graphs = [], []
-    iterator = iter(loader)
+    first_step_s = 0.0
     device_type = 'cuda' if device.startswith('cuda') else 'cpu'
     if device_type == 'cuda':
         torch.cuda.reset_peak_memory_stats()
     for step in range(args.warmup + args.steps):
-        if device.startswith('cuda'):
+        if device_type == 'cuda':
             torch.cuda.synchronize()
         t0 = time.perf_counter()
-        try:
-            batch = next(iterator)
-        except StopIteration:
-            iterator = iter(loader)
-            batch = next(iterator)
-        batch = batch.to(device, non_blocking=True)
+        batch = batches.next().to(device, non_blocking=True)
         with torch.autocast(device_type=device_type, dtype=torch.bfloat16,
                             enabled=use_bf16):
             pred = network(batch).view(-1).float()
@@ -181,35 +230,41 @@ def measure(dataset: str, device: str, args, batch_size: Optional[int] = None,
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
         optimizer.step()
-        if device.startswith('cuda'):
+        if device_type == 'cuda':
             torch.cuda.synchronize()
         if step >= args.warmup:
             times.append(time.perf_counter() - t0)
             graphs.append(int(batch.num_graphs))
-        elif compiled and step == 0:
-            compile_s = time.perf_counter() - t0
+        elif step == 0:
+            # Starting the workers (first setting on these batches) and
+            # compiling (with --compile).
+            first_step_s = time.perf_counter() - t0
     median = statistics.median(times)
-    steps_per_epoch = math.ceil(len(splits.train) / batch_size)
+    train_graphs = len(batches.splits.train)
+    steps_per_epoch = math.ceil(train_graphs / batches.batch_size)
+    model_config = config['model']
     return {
-        'dataset': dataset,
+        'dataset': batches.dataset,
         'device': device,
         'device_name': _device_name(device),
         'threads': torch.get_num_threads(),
-        'batch_size': batch_size,
-        'model': f"{config['model']['num_layers']}x"
-                 f"{config['model']['hidden_channels']}, "
-                 f"{config['model']['num_heads']} heads, "
-                 f"norm={config['model']['norm']}, multi_hop_max_dist="
-                 f"{config['model']['multi_hop_max_dist']}",
+        'batch_size': batches.batch_size,
+        'model': f"{model_config['num_layers']}x"
+                 f"{model_config['hidden_channels']}, "
+                 f"{model_config['num_heads']} heads, "
+                 f"norm={model_config['norm']}, multi_hop_max_dist="
+                 f"{model_config['multi_hop_max_dist']}",
         'precision': 'bf16-mixed' if use_bf16 else '32-true',
         'compiled': bool(compiled),
-        'compile_s': compile_s,
+        'compile_s': first_step_s if compiled else 0.0,
+        'first_step_s': first_step_s,
+        'buckets': batches.layout['num_buckets'],
         'workers': args.workers,
         'peak_memory_mib': (torch.cuda.max_memory_allocated() / 2**20
                             if device_type == 'cuda' else math.nan),
         'on_device': bool(args.on_device),
-        'train_graphs': len(splits.train),
-        'dataset_load_s': load_time,
+        'train_graphs': train_graphs,
+        'dataset_load_s': batches.load_s,
         'median_step_s': median,
         'steps_per_s': 1.0 / median,
         'min_step_s': min(times),
@@ -219,8 +274,8 @@ def measure(dataset: str, device: str, args, batch_size: Optional[int] = None,
         'steps_per_epoch': steps_per_epoch,
         'epoch_time_s': median * steps_per_epoch,
         'measured_steps': len(times),
-        'data_root': str(data['root']),
-        'raw_source': data['raw_source'],
+        'data_root': str(config['data']['root']),
+        'raw_source': config['data']['raw_source'],
     }
 
 
@@ -230,30 +285,39 @@ def _device_name(device: str) -> str:
 
 
 def measure_all(args) -> list[dict]:
-    r"""Every (dataset, device, batch size, precision, compile) setting."""
+    r"""Every (dataset, device, batch size, buckets, precision, compile)
+    setting, written to :obj:`args.json` after each; the settings of one
+    (dataset, device, batch size, buckets) share its loader."""
     devices = args.devices or (['cpu', 'cuda'] if torch.cuda.is_available()
                                else ['cpu'])
     results = []
-    for dataset in args.datasets:
-        for device in devices:
-            for batch_size in args.batch_sizes or [None]:
-                for precision in args.precision:
-                    for compiled in args.compile:
-                        result = measure(dataset, device, args, batch_size,
-                                         precision, compiled == 'on')
-                        results.append(result)
-                        print(_line(result), flush=True)
+    for dataset, device, batch_size, buckets in itertools.product(
+            args.datasets, devices, args.batch_sizes or [None],
+            args.buckets):
+        batches = Batches(dataset, device, args, batch_size, buckets)
+        try:
+            for precision, compiled in itertools.product(args.precision,
+                                                         args.compile):
+                result = measure(batches, args, precision, compiled == 'on')
+                results.append(result)
+                print(_line(result), flush=True)
+                if args.json:
+                    Path(args.json).write_text(json.dumps(results, indent=2))
+        finally:
+            batches.close()
     return results
 
 
 def _line(result: dict) -> str:
     compiled = ' compiled' if result.get('compiled') else ''
     return (f"{result['dataset']:12s} {result['device']:5s} batch "
-            f"{result['batch_size']:4d} {result['precision']}{compiled}  "
+            f"{result['batch_size']:4d} {result['precision']}{compiled} "
+            f"buckets {result['buckets']}  "
             f"median step {result['median_step_s']:.4f} s  "
             f"{result['graphs_per_s']:8.1f} graphs/s  epoch "
             f"{result['epoch_time_s']:8.1f} s ({result['steps_per_epoch']} "
-            f"steps)  [{result['device_name']}, {result['model']}]")
+            f"steps; first step {result['first_step_s']:.1f} s)  "
+            f"[{result['device_name']}, {result['model']}]")
 
 
 def compare_with_baseline(argv: list[str], args) -> list[dict]:
@@ -267,7 +331,8 @@ def compare_with_baseline(argv: list[str], args) -> list[dict]:
     # The baseline's script may lack the newer options (it takes one
     # --batch-size).
     old_options = _without_option(forwarded, '--precision', '--compile',
-                                  '--workers', '--batch-sizes')
+                                  '--workers', '--batch-sizes',
+                                  '--buckets')
     if args.batch_sizes:
         if len(args.batch_sizes) > 1:
             raise SystemExit('--baseline takes one --batch-sizes value')
@@ -366,16 +431,16 @@ def report_markdown(results: list[dict], argv: list[str]) -> str:
         + (f', in alternating rounds of this code and `{baseline}` (the '
            f'median of the per-round medians)' if baseline else '') + '.',
         '']
-    header = ('| dataset | device | batch | precision | compiled | median '
-              'step (s) | graphs/s |')
-    rule = '| --- | --- | --- | --- | --- | --- | --- |'
+    header = ('| dataset | device | batch | buckets | precision | compiled | '
+              'median step (s) | graphs/s |')
+    rule = '| --- | --- | --- | --- | --- | --- | --- | --- |'
     if baseline:
         header += f' `{baseline}` median step (s) | speed-up |'
         rule += ' --- | --- |'
     lines += [header, rule]
     for r in results:
         row = (f"| {r['dataset']} | {r['device']} | {r['batch_size']} | "
-               f"{r['precision']} | {'yes' if r.get('compiled') else 'no'} | "
+               f"{r.get('buckets', '?')} | {r['precision']} | {'yes' if r.get('compiled') else 'no'} | "
                f"{r['median_step_s']:.3f} | "
                f"{r['batch_size'] / r['median_step_s']:.0f} |")
         if baseline:

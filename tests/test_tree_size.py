@@ -1,6 +1,7 @@
 """The tracked tree stays small enough to send to a lent GPU machine: one
-transfer takes at most 64 MiB, about 30 MiB of it wheels, so the files git
-tracks may take at most 25 MiB together. Run weights and per-run curve plots
+transfer takes at most 64 MiB, and benchmarks/gpu_bundle.py's wheels (45.5
+MiB: rdkit 30, transformers 11.4) and data archive (3.5 MiB) take 49 of
+them, so the files git tracks may take at most 15 MiB together. Run weights and per-run curve plots
 stay out of git (benchmarks/README.md says which commit holds the weights of
 the committed runs)."""
 import os
@@ -11,7 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 #: The most the tracked files may take together, in bytes.
-LIMIT = 25 * 2 ** 20
+LIMIT = 15 * 2 ** 20
 
 
 def tracked_sizes(repo: Path) -> dict[str, int]:
@@ -43,12 +44,12 @@ def test_sizes_are_counted_by_hand(tmp_path):
                                        'sub/link': len('../a.bin')}
 
 
-def test_tracked_tree_is_at_most_25_mib():
+def test_tracked_tree_is_at_most_15_mib():
     sizes = tracked_sizes(REPO)
     total = sum(sizes.values())
     largest = sorted(sizes, key=sizes.get, reverse=True)[:5]
     assert total <= LIMIT, (
-        f'the tracked files take {total:,} bytes, over the {LIMIT:,} (25 MiB) '
+        f'the tracked files take {total:,} bytes, over the {LIMIT:,} (15 MiB) '
         f'a GPU machine receives; largest: '
         + ', '.join(f'{name} ({sizes[name]:,})' for name in largest)
         + '; keep run weights and other large derivable files out of git')

@@ -47,16 +47,53 @@ def test_training_steps_come_from_the_measured_rate(tmp_path):
     check = object.__new__(gpu_check.Check)
     check.args, check.out = args, tmp_path
     assert check._steps_that_fit() == 2000  # Nothing measured.
-    rows = [dict(dataset='zinc_subset', batch_size=128, compiled=False,
-                 precision='bf16-mixed', steps_per_s=50.0),
-            dict(dataset='zinc_subset', batch_size=128, compiled=True,
-                 precision='bf16-mixed', steps_per_s=500.0)]
+    # The recipe's batch size (256), eager, bf16, one bucket as the
+    # trainer's GPU loader makes: not the compiled, four-bucket or other
+    # batch size rows.
+    row = dict(dataset='zinc_subset', batch_size=256, compiled=False,
+               buckets=1, precision='bf16-mixed', steps_per_s=50.0)
+    rows = [row, dict(row, compiled=True, steps_per_s=500.0),
+            dict(row, buckets=4, steps_per_s=70.0),
+            dict(row, batch_size=128, steps_per_s=90.0),
+            dict(row, precision='32-true', steps_per_s=30.0)]
     (tmp_path / 'throughput.json').write_text(json.dumps(rows))
     assert check._steps_that_fit() == 4000  # 50/s x 100 s x 0.8
 
 
+def test_a_skipped_test_fails_the_step_on_a_gpu():
+    # The first GPU run's tests step passed with 17 of 18 tests skipped
+    # (no shared data there).
+    output = '1 passed, 17 skipped, 2 warnings in 1.65s'
+    assert '17 tests skipped' in gpu_check.skipped_tests(output)
+    assert gpu_check.skipped_tests('18 passed in 80.1s') is None
+
+
+def test_the_data_archive_is_unpacked_and_checked(tmp_path):
+    import tarfile
+    source = tmp_path / 'source'
+    for name in gpu_check.DATA_PATHS:
+        path = source / name
+        if name.endswith('.npz'):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b'x')
+        else:
+            path.mkdir(parents=True)
+    carried = tmp_path / 'carried'
+    carried.mkdir()
+    with tarfile.open(carried / gpu_check.DATA_ARCHIVE, 'w:gz') as tar:
+        for name in gpu_check.DATA_PATHS:
+            tar.add(source / name, arcname=name)
+    work = tmp_path / 'work'
+    paths = gpu_check.prepare_data(carried, work)
+    assert paths['shared'] == work / 'shared'
+    assert paths['molhiv'].is_dir() and paths['smiles'].is_dir()
+    (source / 'ogbg_molhiv').rmdir()
+    with pytest.raises(SystemExit, match='Missing ogbg_molhiv'):
+        gpu_check.prepare_data(source, work)
+
+
 def test_missing_data_is_a_clear_error(tmp_path):
-    with pytest.raises(SystemExit, match='must hold ZINC-proxy'):
+    with pytest.raises(SystemExit, match='must hold ZINC-proxy/raw'):
         gpu_check.prepare_data(tmp_path, tmp_path)
     with pytest.raises(SystemExit, match='is not a folder'):
         gpu_check.prepare_data(tmp_path / 'none', tmp_path)
