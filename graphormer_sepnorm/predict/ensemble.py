@@ -22,7 +22,7 @@ import torch
 from ..checkpoint import CheckpointError
 from .graphs import GraphBatch
 from .prediction import STD_SUFFIX, PredictionError, molecule_values
-from .predictor import Predictor
+from .predictor import Predictor, with_embeddings
 
 __all__ = ['EnsemblePredictor']
 
@@ -157,17 +157,20 @@ class EnsemblePredictor(Predictor):
                 for k, member in enumerate(self.members)
                 for column in member.embedding_columns]
 
-    def _embeddings(self, batch: GraphBatch) -> np.ndarray:
-        return np.concatenate([member._embeddings(batch)
-                               for member in self.members], axis=1)
-
-    def _outputs(self, batch: GraphBatch) -> list[dict[str, Any]]:
-        values = torch.stack([member._values(batch)
-                              for member in self.members])
-        mean = values.mean(dim=0)
-        std = values.std(dim=0, correction=0)  # Population std, see above.
-        return [{'value': value, 'std': spread} for value, spread in zip(
-            molecule_values(mean.tolist()), molecule_values(std.tolist()))]
+    def _fields(self, batch: GraphBatch, num_graphs: int, predict: bool,
+                embed: bool) -> list[dict[str, Any]]:
+        runs = [member._run_model(batch, predict, embed)
+                for member in self.members]
+        fields: list[dict[str, Any]] = [{} for _ in range(num_graphs)]
+        if predict:
+            values = torch.stack([run[0] for run in runs])
+            mean = values.mean(dim=0)
+            std = values.std(dim=0, correction=0)  # Population std, above.
+            fields = [{'value': value, 'std': spread}
+                      for value, spread in zip(molecule_values(mean.tolist()),
+                                               molecule_values(std.tolist()))]
+        return with_embeddings(fields, np.concatenate(
+            [run[1] for run in runs], axis=1) if embed else None)
 
 
 def _name(member: Predictor) -> str:

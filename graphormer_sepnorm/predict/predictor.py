@@ -429,12 +429,7 @@ class Predictor:
             batch = collate(graphs, self._layout).to(self.device)
             with (single_thread() if self.device.type == 'cpu'
                   else contextlib.nullcontext()):
-                fields = (self._outputs(batch) if predict
-                          else [{} for _ in graphs])
-                if embed:
-                    for entry, row in zip(fields, self._embeddings(batch)):
-                        entry['embedding'] = row
-                return fields
+                return self._fields(batch, len(graphs), predict, embed)
         except (ValueError, IndexError, RuntimeError) as error:
             if is_device_error(error):
                 # The device, not a molecule: retrying one by one would only
@@ -452,26 +447,46 @@ class Predictor:
             return [output for graph in graphs
                     for output in self._run_batch([graph], predict, embed)]
 
-    def _outputs(self, batch: GraphBatch) -> list[dict[str, Any]]:
-        r"""The :class:`Prediction` fields of each molecule of
-        :obj:`batch`."""
-        return [{'value': value}
-                for value in molecule_values(self._values(batch).tolist())]
+    def _fields(self, batch: GraphBatch, num_graphs: int, predict: bool,
+                embed: bool) -> list[dict[str, Any]]:
+        r"""Each molecule's :class:`Prediction` fields (with
+        :obj:`predict`) and :obj:`"embedding"` row (with :obj:`embed`)."""
+        values, embeddings = self._run_model(batch, predict, embed)
+        fields = ([{'value': value} for value in
+                   molecule_values(values.tolist())] if predict else
+                  [{} for _ in range(num_graphs)])
+        return with_embeddings(fields, embeddings)
 
-    def _values(self, batch: GraphBatch) -> torch.Tensor:
-        r"""The model's predictions for :obj:`batch` as float64 on CPU,
-        :obj:`[num_graphs, num_outputs]`, in the units of
-        :attr:`Prediction.value`."""
-        out = self.model(batch).detach().to('cpu', torch.float64)
-        if self.task == 'binary':
-            return torch.sigmoid(out)
-        return out * self.target_std + self.target_mean
+    def _run_model(self, batch: GraphBatch, predict: bool, embed: bool
+                   ) -> tuple[Optional[torch.Tensor], Optional[np.ndarray]]:
+        r"""One pass of the encoder over :obj:`batch`, whose graph tokens
+        give both outputs: with :obj:`predict`, the predictions as float64
+        on the CPU, :obj:`[num_graphs, num_outputs]`, in the units of
+        :attr:`Prediction.value`; with :obj:`embed`, the graph-token
+        embeddings as float32 :obj:`[num_graphs, len(embedding_columns)]`.
+        """
+        graph_tokens = self.model.graph_embedding(batch)
+        values = embeddings = None
+        if predict:
+            out = self.model.head_output(graph_tokens).detach().to(
+                'cpu', torch.float64)
+            values = (torch.sigmoid(out) if self.task == 'binary' else
+                      out * self.target_std + self.target_mean)
+        if embed:
+            embeddings = graph_tokens.detach().to('cpu',
+                                                  torch.float32).numpy()
+        return values, embeddings
 
-    def _embeddings(self, batch: GraphBatch) -> np.ndarray:
-        r"""The graph-token embeddings of :obj:`batch`, float32
-        :obj:`[num_graphs, len(embedding_columns)]`."""
-        return self.model.graph_embedding(batch).detach().to(
-            'cpu', torch.float32).numpy()
+
+def with_embeddings(fields: list[dict[str, Any]],
+                    embeddings: Optional[np.ndarray]
+                    ) -> list[dict[str, Any]]:
+    r""":obj:`fields`, each with its row of :obj:`embeddings` as
+    :obj:`"embedding"` (unchanged without embeddings)."""
+    if embeddings is not None:
+        for entry, row in zip(fields, embeddings):
+            entry['embedding'] = row
+    return fields
 
 
 #: Parts of the messages of errors that come from the device, not from a

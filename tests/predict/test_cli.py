@@ -342,11 +342,11 @@ def test_a_device_error_is_one_line_and_status_2(zinc_ckpt, zinc_smiles,
                                                  monkeypatch, capsys):
     from graphormer_sepnorm.predict import Predictor
 
-    def fails(self, batch):
+    def fails(self, batch, predict, embed):
         raise RuntimeError('CUDA error: device-side assert triggered\n'
                            'Compile with TORCH_USE_CUDA_DSA')
 
-    monkeypatch.setattr(Predictor, '_values', fails)
+    monkeypatch.setattr(Predictor, '_run_model', fails)
     assert cli.main(['--checkpoint', str(zinc_ckpt), '--num-workers', '0',
                      '--smiles', *zinc_smiles[:3]]) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -65,6 +65,28 @@ def test_embed_equals_graph_embedding(zinc, molecules):
     assert zinc.embedding_columns == [f'embedding_{j}' for j in range(16)]
 
 
+def test_predictions_and_embeddings_come_from_one_encoder_pass(
+        zinc, molecules, monkeypatch):
+    # --embeddings used to run the encoder twice per batch: once for the
+    # predictions, once for the embeddings.
+    good = [s for s in molecules if s not in BAD]
+    calls = []
+    encode = zinc.model.graph_embedding
+    monkeypatch.setattr(zinc.model, 'graph_embedding',
+                        lambda batch: calls.append(batch) or encode(batch))
+    result = zinc.run_chunk(molecules, batch_size=8, embed=True)
+    assert len(calls) == -(-len(good) // 8)  # One pass per batch of 8.
+    _equal_with_nan(result.embeddings, reference(zinc.model, molecules))
+    # The predictions are the model's forward on the same molecules.
+    expected = iter(zinc.predict(good, batch_size=8, num_workers=0))
+    for prediction, smiles in zip(result.predictions, molecules):
+        if smiles in BAD:
+            assert prediction.error
+        else:
+            assert prediction.value == pytest.approx(next(expected).value,
+                                                     abs=1e-6)
+
+
 def test_workers_give_the_same_embeddings(zinc, molecules):
     local = zinc.embed(molecules, chunk_size=16, num_workers=0)
     pooled = zinc.embed(molecules, chunk_size=16, num_workers=2)

@@ -143,12 +143,12 @@ def test_molecules_are_featurized_once_for_all_members(
     monkeypatch.setattr(predictor_module, 'prepare_graph', _recording(
         predictor_module.prepare_graph, featurized, lambda smiles: smiles))
     for k, member in enumerate(ensemble.members):
-        monkeypatch.setattr(member.model, 'forward', _recording(
-            member.model.forward, forwards,
+        monkeypatch.setattr(member.model, 'graph_embedding', _recording(
+            member.model.graph_embedding, forwards,
             lambda batch, k=k: (k, batch.num_graphs)))
     ensemble.predict(zinc_smiles[:20], batch_size=8, num_workers=0)
     assert featurized == zinc_smiles[:20]
-    # Each member runs once on each of the three batches.
+    # Each member encodes each of the three batches once.
     assert sorted(forwards) == [(k, n) for k in range(3) for n in (4, 8, 8)]
 
 

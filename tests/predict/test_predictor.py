@@ -203,14 +203,14 @@ def test_disconnected_molecules_are_predicted(zinc, ogb):
 
 def test_model_failure_is_per_row(zinc, zinc_smiles, monkeypatch):
     """A molecule the model itself rejects loses only its own row."""
-    real_forward = zinc.model.forward
+    real_encoder = zinc.model.graph_embedding
 
-    def forward(batch):
+    def encoder(batch):
         if (batch.ptr[1:] - batch.ptr[:-1]).eq(1).any():
             raise ValueError('single atoms rejected for this test')
-        return real_forward(batch)
+        return real_encoder(batch)
 
-    monkeypatch.setattr(zinc.model, 'forward', forward)
+    monkeypatch.setattr(zinc.model, 'graph_embedding', encoder)
     predictions = zinc.predict(zinc_smiles[:5] + ['C'] + zinc_smiles[5:9],
                                num_workers=0)
     assert [p.ok for p in predictions] == [True] * 5 + [False] + [True] * 4
@@ -227,11 +227,11 @@ def test_a_device_error_stops_instead_of_retrying_each_molecule(
         zinc, zinc_smiles, monkeypatch, error):
     calls = []
 
-    def forward(batch):
+    def encoder(batch):
         calls.append(batch.num_graphs)
         raise error
 
-    monkeypatch.setattr(zinc.model, 'forward', forward)
+    monkeypatch.setattr(zinc.model, 'graph_embedding', encoder)
     with pytest.raises(PredictionError) as raised:
         zinc.predict(zinc_smiles[:6], batch_size=8, num_workers=0)
     message = str(raised.value)
