@@ -3,7 +3,7 @@ r"""chemprop's default D-MPNN on our ZINC-subset or MolHIV splits, under the
 same CPU budget and seeds as our runs; selects on val, reports test.
 
 A thin wrapper over
-:func:`graphormer_sepnorm.baselines.chemprop_dmpnn.train_chemprop`. Needs
+:func:`benchmarks.baselines.chemprop_dmpnn.train_chemprop`. Needs
 the optional extra: ``pip install ".[baselines]"`` (chemprop 2.3).
 
 Examples (one thread per run; two runs side by side on two cores)::
@@ -22,9 +22,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Optional, Sequence
 
-from graphormer_sepnorm.baselines import BASELINE_DATASETS
+# The research tooling (benchmarks/) is imported from the repository root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from graphormer_sepnorm.data.molecule_splits import BASELINE_DATASETS
 
 SUMMARY_KEYS = ('dataset', 'model_family', 'seed', 'metric', 'steps',
                 'epochs_completed', 'stopped_by_cpu_budget', 'best_epoch',
@@ -78,7 +82,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
     try:
-        from graphormer_sepnorm.baselines.chemprop_dmpnn import train_chemprop
+        from benchmarks.baselines.chemprop_dmpnn import train_chemprop
     except ImportError as error:
         print(f"error: the chemprop baseline needs chemprop ({error}); "
               f"install it with: pip install \".[baselines]\"",

@@ -24,7 +24,10 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from graphormer_sepnorm.analysis.runs import load_runs
+# The research tooling (benchmarks/) is imported from the repository root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.analysis.runs import load_runs
 
 
 def validation_curve(run: dict) -> list[float]:

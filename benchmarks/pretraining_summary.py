@@ -22,7 +22,10 @@ import json
 import sys
 from pathlib import Path
 
-from graphormer_sepnorm.analysis.results import update_readme
+# The research tooling (benchmarks/) is imported from the repository root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.analysis.results import update_readme
 
 BLOCK = 'pretraining'
 GENERATOR = 'benchmarks/pretraining_summary.py'

@@ -33,7 +33,10 @@ import torch
 from rdkit import Chem
 from torch_geometric.data import Batch
 
-from graphormer_sepnorm.analysis.results import update_readme
+# The research tooling (benchmarks/) is imported from the repository root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.analysis.results import update_readme
 from graphormer_sepnorm.bundled import BUNDLED_MODELS, bundled_model_paths
 from graphormer_sepnorm.checkpoint import load_model, read_card
 from graphormer_sepnorm.data.featurize import (FeaturizationError,

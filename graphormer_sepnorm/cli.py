@@ -52,8 +52,6 @@ COMMANDS: dict[str, Command] = {
                      "merge the outputs of 'predict --shard K/N' runs"),
     'convert-hf': Command('.convert.cli:main',
                           'convert a Hugging Face Graphormer to a checkpoint'),
-    'graph-token-analysis': Command('.analysis.graph_token_cli:main',
-                                    'graph-token geometry of trained runs'),
 }
 
 

@@ -10,7 +10,7 @@ Examples:
         --data-root /tmp/data --raw-source ../shared/data/ogbg_molhiv
 
 See ``python scripts/bundle_model.py --help`` and
-:mod:`graphormer_sepnorm.bundled.build`.
+:mod:`benchmarks.bundling.build`.
 """
 import sys
 from pathlib import Path
@@ -18,7 +18,7 @@ from pathlib import Path
 # Runs from a checkout without installation too.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graphormer_sepnorm.bundled.cli import build_parser, main  # noqa: E402
+from benchmarks.bundling.cli import build_parser, main  # noqa: E402
 
 __all__ = ['build_parser', 'main']
 

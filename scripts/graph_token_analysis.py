@@ -7,11 +7,15 @@ graph_token_geometry.json with a plot of the pairwise cosine similarities
 (graph_token_geometry.png). scripts/results_table.py --geometry puts the
 JSON's table and verdicts into the results.
 
-A thin wrapper over :mod:`graphormer_sepnorm.analysis.graph_token_cli` (also
-``graphormer-sepnorm graph-token-analysis``); see ``--help``."""
+A thin wrapper over :mod:`benchmarks.analysis.graph_token_cli`; see
+``--help``."""
 import sys
+from pathlib import Path
 
-from graphormer_sepnorm.analysis.graph_token_cli import build_parser, main
+# The research tooling (benchmarks/) is imported from the repository root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.analysis.graph_token_cli import build_parser, main
 
 __all__ = ['build_parser', 'main']
 

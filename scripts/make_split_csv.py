@@ -14,7 +14,8 @@ Examples:
 import argparse
 import sys
 
-from graphormer_sepnorm.baselines import BASELINE_DATASETS, write_splits_csv
+from graphormer_sepnorm.data.molecule_splits import (BASELINE_DATASETS,
+                                                     write_splits_csv)
 
 
 def main(argv=None) -> int:

@@ -19,17 +19,20 @@ import os
 import sys
 from pathlib import Path
 
-from graphormer_sepnorm.analysis.graph_token_summary import geometry_markdown
-from graphormer_sepnorm.analysis.result_plots import (plot_test_predictions,
-                                                      plot_time_to_accuracy,
-                                                      plot_validation_curves)
-from graphormer_sepnorm.analysis.results import (readme_markers,
-                                                 results_markdown,
-                                                 results_summary,
-                                                 update_readme)
-from graphormer_sepnorm.analysis.runs import group_runs, load_runs
-from graphormer_sepnorm.analysis.tuning import trials_table
-from graphormer_sepnorm.bundled.summary import bundled_models_markdown
+# The research tooling (benchmarks/) is imported from the repository root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.analysis.graph_token_summary import geometry_markdown
+from benchmarks.analysis.result_plots import (plot_test_predictions,
+                                              plot_time_to_accuracy,
+                                              plot_validation_curves)
+from benchmarks.analysis.results import (readme_markers,
+                                         results_markdown,
+                                         results_summary,
+                                         update_readme)
+from benchmarks.analysis.runs import group_runs, load_runs
+from benchmarks.analysis.tuning import trials_table
+from benchmarks.bundling.summary import bundled_models_markdown
 
 
 #: The READMEs that hold this script's blocks (--readme without files).

@@ -19,6 +19,9 @@ from torch_geometric.data import Data
 os.environ.setdefault('OMP_NUM_THREADS', str(torch.get_num_threads()))
 
 REPO = Path(__file__).resolve().parents[1]
+# The research tooling (benchmarks.analysis, .baselines, .bundling) is
+# imported from the repository root, as the scripts do.
+sys.path.insert(0, str(REPO))
 SHARED_DATA = Path(
     os.environ.get('GRAPHORMER_SHARED_DATA', REPO.parent / 'shared' / 'data'))
 

@@ -19,8 +19,7 @@ SCRIPTS = {'train': 'train.py', 'configs': 'configs.py',
            'pretrain': 'pretrain.py',
            'evaluate': 'evaluate.py',
            'predict': 'predict.py', 'merge': 'merge_predictions.py',
-           'convert-hf': 'convert_hf.py',
-           'graph-token-analysis': 'graph_token_analysis.py'}
+           'convert-hf': 'convert_hf.py'}
 
 # Prints the overview, then the modules it imported beyond the dispatcher.
 OVERVIEW = """\

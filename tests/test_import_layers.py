@@ -198,3 +198,23 @@ def test_the_graph_reads_relative_and_function_level_imports(tmp_path):
     }
     assert cycles(graph, 'pkg') == [['pkg.a', 'pkg.sub.b']]
     assert cycles(graph, 'pkg.sub') == []
+
+
+def test_the_package_imports_no_research_tooling():
+    # The installed package holds the library alone: the results tables,
+    # baselines and bundling live in benchmarks/ beside it and are not
+    # installed.
+    modules = module_files(PACKAGE)
+    outside = {}
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            names = ([alias.name for alias in node.names]
+                     if isinstance(node, ast.Import) else
+                     [node.module or ''] if isinstance(node, ast.ImportFrom)
+                     and node.level == 0 else [])
+            found = [n for n in names
+                     if n.split('.')[0] in ('benchmarks', 'scripts', 'tests')]
+            if found:
+                outside[module] = found
+    assert not outside, outside

@@ -56,6 +56,17 @@ def test_wheel_holds_the_package_and_the_command(installed_package):
              for path in package.rglob('*') if path.is_file()}
     assert any(name.endswith('.safetensors') for name in files)
     assert sorted(files - names) == []
+    # The library alone: no research tooling, and matplotlib only with the
+    # extras that draw (pip install . installs none).
+    assert not [n for n in names if n.split('/')[0] in ('benchmarks',
+                                                        'scripts', 'tests')]
+    with zipfile.ZipFile(installed_package.wheel) as archive:
+        metadata, = (name for name in names
+                     if name.endswith('.dist-info/METADATA'))
+        requires = [line for line in archive.read(metadata).decode()
+                    .splitlines() if line.startswith('Requires-Dist:')]
+    plotting = [line for line in requires if 'matplotlib' in line]
+    assert plotting and all('extra ==' in line for line in plotting)
 
 
 def test_command_runs_the_installed_package(installed_package, monkeypatch):

@@ -5,7 +5,7 @@ A bundled model is one or more checkpoints, its *members*, written by
 ``<name>_seed<seed>.safetensors`` (``setup.cfg`` installs
 ``bundled/*.safetensors`` as package data): one member is one model, several
 are an ensemble, one per training seed. ``scripts/bundle_model.py``
-(:func:`graphormer_sepnorm.bundled.build.bundle_runs`) writes them from
+(:func:`benchmarks.bundling.build.bundle_runs`) writes them from
 training run directories, stored as float16, with a model card saying what
 each member is and what it scores. Nothing else needs to change: a registered
 model with at least one member file is available to

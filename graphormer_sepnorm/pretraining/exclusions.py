@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Optional, Union
 
-from ..baselines.molecule_splits import load_molecule_splits
+from ..data.molecule_splits import load_molecule_splits
 from ..chem import read_smiles_lines
 from ..data.errors import DataError
 from .molecule_keys import MoleculeKeys, molecule_keys

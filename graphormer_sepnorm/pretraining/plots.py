@@ -1,8 +1,11 @@
-r"""Pretraining curves (matplotlib, Agg backend: no display needed)."""
+r"""Pretraining curves (matplotlib, Agg backend: no display needed; without
+the optional matplotlib a run draws none and says so once)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence, Union
+from typing import Optional, Sequence, Union
+
+from ..training.plots import pyplot
 
 __all__ = ['plot_pretraining_curves']
 
@@ -24,13 +27,15 @@ _PANELS = [
 
 
 def plot_pretraining_curves(history: Sequence[dict], path: Union[str, Path],
-                            title: str = '') -> Path:
+                            title: str = '') -> Optional[Path]:
     r"""Writes a four-panel figure of a pretraining run against the
     optimizer step: losses, masked-atom accuracy, descriptor :math:`R^2`
-    and the validation graph tokens' uniformity and anisotropy."""
-    import matplotlib
-    matplotlib.use('Agg', force=False)
-    import matplotlib.pyplot as plt
+    and the validation graph tokens' uniformity and anisotropy. Returns its
+    path, or :obj:`None` without matplotlib
+    (:func:`~graphormer_sepnorm.training.plots.pyplot`)."""
+    plt = pyplot()
+    if plt is None:
+        return None
 
     path = Path(path)
     steps = [row['step'] for row in history]

@@ -1,23 +1,50 @@
-r"""Learning-curve plots (matplotlib, Agg backend: no display needed)."""
+r"""Learning-curve plots (matplotlib, Agg backend: no display needed).
+matplotlib is the optional extra ``[plots]``: without it a run draws no
+``curves.png`` and says so once; its numbers are all in ``metrics.csv``."""
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
-from typing import Sequence, Union
+from typing import Optional, Sequence, Union
 
 from .metrics import HIGHER_IS_BETTER
 
-__all__ = ['plot_curves']
+__all__ = ['plot_curves', 'pyplot']
+
+#: Said once per process when matplotlib is missing.
+NO_MATPLOTLIB = ("matplotlib is not installed, so no curves.png is drawn "
+                 "(the numbers are in metrics.csv); to draw the curves: pip "
+                 "install 'graphormer-sepnorm[plots]'")
+_said_no_matplotlib = False
+
+
+def pyplot():
+    r"""matplotlib's :obj:`pyplot` on the Agg backend, or :obj:`None`
+    without matplotlib (after :data:`NO_MATPLOTLIB` on stderr, the first
+    time)."""
+    global _said_no_matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        if not _said_no_matplotlib:
+            print(NO_MATPLOTLIB, file=sys.stderr)
+            _said_no_matplotlib = True
+        return None
+    matplotlib.use('Agg', force=False)
+    import matplotlib.pyplot as plt
+    return plt
 
 
 def plot_curves(history: Sequence[dict], path: Union[str, Path],
-                metric: str, title: str = '') -> Path:
+                metric: str, title: str = '') -> Optional[Path]:
     r"""Writes a two-panel figure: training loss and learning rate per
     epoch, and the validation and test metric per epoch (the best
-    validation epoch marked; the test curve only if the rows have one)."""
-    import matplotlib
-    matplotlib.use('Agg', force=False)
-    import matplotlib.pyplot as plt
+    validation epoch marked; the test curve only if the rows have one).
+    Returns its path, or :obj:`None` without matplotlib (:func:`pyplot`)."""
+    plt = pyplot()
+    if plt is None:
+        return None
 
     path = Path(path)
     epochs = [row['epoch'] for row in history]

@@ -17,8 +17,8 @@ import yaml
 from scipy import stats
 
 from graphormer_sepnorm import GraphormerSepNorm
-from graphormer_sepnorm.analysis.graph_token_report import (find_model_runs,
-                                                            portable_path)
+from benchmarks.analysis.graph_token_report import (find_model_runs,
+                                                    portable_path)
 from graphormer_sepnorm.checkpoint import ModelCard, save_model
 from graphormer_sepnorm.data.datasets import dataset_info
 
@@ -236,8 +236,8 @@ def test_help_and_a_bad_runs_folder(tmp_path):
 
 
 def test_plotted_density_by_hand():
-    from graphormer_sepnorm.analysis.graph_token_report import (_coarse,
-                                                                _density)
+    from benchmarks.analysis.graph_token_report import (_coarse,
+                                                        _density)
 
     # Fine bins are 0.0001 wide; 3 pairs in bin 10000 ([0, 0.0001)), 1 in
     # bin 10005 of one run, 2 in bin 10165 of another: 166 occupied fine
@@ -261,8 +261,8 @@ def test_smiles_file_mode_equals_the_predictors_embeddings(workdir,
     # featurized is skipped.
     from graphormer_sepnorm.analysis.graph_token import (anisotropy,
                                                          uniformity)
-    from graphormer_sepnorm.analysis.graph_token_report import (
-        graph_token_report)
+    from benchmarks.analysis.graph_token_report import (
+                                                        graph_token_report)
     from graphormer_sepnorm.predict import Predictor
     smiles = ['CCO', 'c1ccccc1O', 'CC(=O)Nc1ccc(O)cc1', 'C1CC',
               'OC(=O)c1ccccc1OC(C)=O', 'CN1CCC[C@H]1c1cccnc1', 'ClCCl']

@@ -6,8 +6,8 @@ import math
 import pytest
 from scipy import stats
 
-from graphormer_sepnorm.analysis.graph_token_summary import (
-    geometry_markdown, summarize_geometry)
+from benchmarks.analysis.graph_token_summary import (
+                                                     geometry_markdown, summarize_geometry)
 
 
 def rows(dataset, norm, uniformities, anisotropies):

@@ -8,18 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from graphormer_sepnorm.analysis.comparisons import p_text, welch
-from graphormer_sepnorm.analysis.results import (README_BEGIN, README_END,
-                                                 comparison_table,
-                                                 goal_verdicts, mean_std,
-                                                 protocol_line,
-                                                 readme_markers,
-                                                 results_summary,
-                                                 stand_in_note,
-                                                 results_table, verdicts)
-from graphormer_sepnorm.analysis.runs import (group_runs, load_runs,
-                                              minutes_to_reach)
-from graphormer_sepnorm.analysis.tuning import trials_table
+from benchmarks.analysis.comparisons import p_text, welch
+from benchmarks.analysis.results import (README_BEGIN, README_END,
+                                         comparison_table,
+                                         goal_verdicts, mean_std,
+                                         protocol_line,
+                                         readme_markers,
+                                         results_summary,
+                                         stand_in_note,
+                                         results_table, verdicts)
+from benchmarks.analysis.runs import (group_runs, load_runs,
+                                      minutes_to_reach)
+from benchmarks.analysis.tuning import trials_table
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -289,8 +289,8 @@ def test_seed_ensemble_by_hand(tmp_path):
     (1 - 1.5 - 0.5 + 0.75) / sqrt(4.5 * 4.5) = -1/18. Its p-value (t-test
     with n - 2 = 2 degrees of freedom, whose tail has a closed form) is
     1 - |rho| = 17/18."""
-    from graphormer_sepnorm.analysis.results import ensemble_table
-    from graphormer_sepnorm.analysis.test_predictions import seed_ensemble
+    from benchmarks.analysis.results import ensemble_table
+    from benchmarks.analysis.test_predictions import seed_ensemble
     members = [(1, 0, 2, 3), (1, 0, 2, 4), (1, 3, 2, 5)]
     for seed, values in enumerate(members):
         write_run(tmp_path, f's{seed}', 'zinc_subset', 'sep', seed, 0.0,
@@ -313,7 +313,7 @@ def test_seed_ensemble_by_hand(tmp_path):
 def test_test_prediction_plots(tmp_path):
     """A parity plot for regression and ROC curves for binary runs, written
     only where the runs kept test predictions."""
-    from graphormer_sepnorm.analysis.result_plots import plot_test_predictions
+    from benchmarks.analysis.result_plots import plot_test_predictions
     for seed in (0, 1):
         write_run(tmp_path, f'z{seed}', 'zinc_subset', 'sep', seed, 0.1, 0.1,
                   predictions={i: (i / 10, i / 10 + 0.1 * seed)
@@ -439,7 +439,7 @@ def test_geometry_table_sentences_and_plot_link(runs, tmp_path):
     """--geometry appends the graph-token geometry of
     graph_token_analysis.py; its plot is linked from the README and from
     RESULTS.md, each relative to itself."""
-    from graphormer_sepnorm.analysis.graph_token_summary import \
+    from benchmarks.analysis.graph_token_summary import \
         summarize_geometry
     rows = [{'dataset': 'zinc_subset', 'norm': norm, 'seed': seed,
              'run': f'runs/zinc_subset/{norm}_seed{seed}', 'split': 'test',

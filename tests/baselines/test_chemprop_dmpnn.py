@@ -16,8 +16,8 @@ chemprop = pytest.importorskip(
 import torch  # noqa: E402
 from baseline_data import MOLHIV_BAD, small_molhiv, small_zinc  # noqa: E402
 from lightning_helpers import BurningRegression, fit, loaders  # noqa: E402
-from graphormer_sepnorm.baselines.chemprop_dmpnn import (  # noqa: E402
-    MODEL_FAMILY, checkpoint_callbacks, train_chemprop)
+from benchmarks.baselines.chemprop_dmpnn import (  # noqa: E402
+                                                 MODEL_FAMILY, checkpoint_callbacks, train_chemprop)
 from graphormer_sepnorm.training.config import ConfigError  # noqa: E402
 
 QUIET = dict(progress_bar=False, threads=1)

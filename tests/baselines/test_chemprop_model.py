@@ -11,10 +11,10 @@ from chemprop.cli.common import add_common_args  # noqa: E402
 from chemprop.cli.train import add_train_args  # noqa: E402
 from configargparse import ArgumentParser  # noqa: E402
 
-from graphormer_sepnorm.baselines.chemprop_model import (  # noqa: E402
-    CHEMPROP_DEFAULTS, build_chemprop_model, chemprop_datasets)
-from graphormer_sepnorm.baselines.molecule_splits import (  # noqa: E402
-    MoleculeSplit)
+from benchmarks.baselines.chemprop_model import (  # noqa: E402
+                                                 CHEMPROP_DEFAULTS, build_chemprop_model, chemprop_datasets)
+from graphormer_sepnorm.data.molecule_splits import (  # noqa: E402
+                                                     MoleculeSplit)
 
 
 def _cli_defaults():

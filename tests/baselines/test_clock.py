@@ -5,7 +5,7 @@ resume. The training steps burn known CPU time (0.1 s per batch of a
 import pytest
 from lightning.pytorch.callbacks import ModelCheckpoint
 
-from graphormer_sepnorm.baselines.clock import CpuBudgetClock
+from benchmarks.baselines.clock import CpuBudgetClock
 from lightning_helpers import BurningRegression, fit
 
 BURN_S = 0.1  # CPU seconds per training batch; 3 batches per epoch

@@ -7,8 +7,8 @@ import math
 import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
 
-from graphormer_sepnorm.baselines.clock import CpuBudgetClock
-from graphormer_sepnorm.baselines.history import EpochHistory, history_columns
+from benchmarks.baselines.clock import CpuBudgetClock
+from benchmarks.baselines.history import EpochHistory, history_columns
 from lightning_helpers import BurningRegression, fit, loaders
 
 

@@ -7,8 +7,8 @@ import pytest
 from conftest import shared_path
 
 from baseline_data import MOLHIV_BAD, molhiv_rows, ogb_split, small_molhiv
-from graphormer_sepnorm.baselines import (load_molecule_splits, rdkit_rejects,
-                                          subsample_benchmark)
+from graphormer_sepnorm.data.molecule_splits import (load_molecule_splits, rdkit_rejects,
+                                                     subsample_benchmark)
 from graphormer_sepnorm.data.splits import murcko_scaffold
 
 
@@ -90,7 +90,7 @@ def test_splits_csv_trains_as_a_csv_dataset_with_the_same_splits(tmp_path):
     with 2 rejected SMILES: the kept molecules in split order, and the CSV
     dataset (data.split: column) reads back exactly these splits, with OGB's
     indices in the id column."""
-    from graphormer_sepnorm.baselines import write_splits_csv
+    from graphormer_sepnorm.data.molecule_splits import write_splits_csv
     from graphormer_sepnorm.data.csv_splits import load_csv_splits
     from graphormer_sepnorm.data.datasets import graph_targets
     small_molhiv(tmp_path)

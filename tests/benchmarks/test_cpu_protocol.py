@@ -208,7 +208,7 @@ def test_test_predictions_are_kept_gzipped_and_read_back(tmp_path):
 
     from benchmark_helpers import script_module
 
-    from graphormer_sepnorm.analysis.test_predictions import \
+    from benchmarks.analysis.test_predictions import \
         read_test_predictions
     protocol = script_module('cpu_protocol')
     run_dir, kept = tmp_path / 'run', tmp_path / 'kept'

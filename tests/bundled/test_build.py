@@ -9,11 +9,11 @@ import pytest
 import torch
 from safetensors import safe_open
 
+from benchmarks.bundling import cli
+from benchmarks.bundling.build import (MAX_BUNDLE_BYTES, MAX_MEMBER_BYTES,
+                                       BundleError, bundle_runs)
 from graphormer_sepnorm.bundled import (BundledModelNotInstalled,
-                                        bundled_model_paths, cli)
-from graphormer_sepnorm.bundled.build import (MAX_BUNDLE_BYTES,
-                                              MAX_MEMBER_BYTES, BundleError,
-                                              bundle_runs)
+                                        bundled_model_paths)
 from graphormer_sepnorm.checkpoint import load_model
 
 from bundle_helpers import write_run

@@ -5,9 +5,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from graphormer_sepnorm.analysis.results import readme_markers
+from benchmarks.analysis.results import readme_markers
 from graphormer_sepnorm.bundled import BUNDLED_MODELS, member_filename
-from graphormer_sepnorm.bundled.summary import bundled_models_markdown
+from benchmarks.bundling.summary import bundled_models_markdown
 from graphormer_sepnorm.checkpoint import save_model
 
 from bundle_helpers import tiny_model, zinc_card

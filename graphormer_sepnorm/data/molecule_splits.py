@@ -29,8 +29,8 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
-from ..data.splits import murcko_scaffold, scaffold_subsample
-from ..data.text_files import open_text
+from .splits import murcko_scaffold, scaffold_subsample
+from .text_files import open_text
 
 __all__ = ['BASELINE_DATASETS', 'SPLITS', 'MoleculeSplit', 'rdkit_rejects',
            'load_molecule_splits', 'write_splits_csv', 'subsample_benchmark',

@@ -1,14 +1,14 @@
-r"""The command line of :obj:`scripts/graph_token_analysis.py`
-(``graphormer-sepnorm graph-token-analysis``): the graph-token geometry of
-trained runs (:func:`~.graph_token_report.graph_token_report`), one line per
-run as it is measured, then the summary table."""
+r"""The command line of :obj:`scripts/graph_token_analysis.py` (a
+checkout tool, not a command of the installed package): the graph-token
+geometry of trained runs (:func:`~.graph_token_report.graph_token_report`),
+one line per run as it is measured, then the summary table."""
 from __future__ import annotations
 
 import argparse
 import sys
 from typing import Optional, Sequence
 
-from ..checkpoint import CheckpointError
+from graphormer_sepnorm.checkpoint import CheckpointError
 from .graph_token_report import (PLOT_FILE, REPORT_FILE, find_model_runs,
                                  graph_token_report)
 from .graph_token_summary import geometry_markdown

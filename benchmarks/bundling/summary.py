@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from ..checkpoint import read_card
-from ..models import NORM_NAMES
-from . import BUNDLED_MODELS, bundled_dir, member_paths
+from graphormer_sepnorm.checkpoint import read_card
+from graphormer_sepnorm.models import NORM_NAMES
+from graphormer_sepnorm.bundled import BUNDLED_MODELS, bundled_dir, member_paths
 
 __all__ = ['bundled_models_markdown']
 

@@ -8,7 +8,7 @@ from typing import Any, Optional, Union
 
 from lightning.pytorch.callbacks import Callback
 
-from ..training.lit_module import write_history
+from graphormer_sepnorm.training.lit_module import write_history
 from .clock import CpuBudgetClock
 
 __all__ = ['EpochHistory', 'history_columns']

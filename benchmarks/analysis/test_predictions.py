@@ -26,7 +26,7 @@ __all__ = ['read_test_predictions', 'common_molecules', 'score_on',
 def read_test_predictions(run: dict) -> Optional[dict[int, tuple[float,
                                                                  float]]]:
     r"""The test predictions of a run loaded by
-    :func:`~graphormer_sepnorm.analysis.results.load_runs`, as
+    :func:`~benchmarks.analysis.results.load_runs`, as
     :obj:`{id: (target, prediction)}`, or :obj:`None` when the run kept
     none (its :obj:`results.json` names no :obj:`test_predictions` file, or
     the file is missing), plain or gzipped (``.csv.gz``). Only
@@ -69,7 +69,7 @@ def score_on(run: dict, ids: Sequence[int]) -> float:
     r"""The run's test metric (its :obj:`metric`: MAE or ROC-AUC, computed
     by :func:`~graphormer_sepnorm.training.metrics.compute_metric`) on the
     molecules :obj:`ids` only."""
-    from ..training.metrics import compute_metric
+    from graphormer_sepnorm.training.metrics import compute_metric
     predictions = read_test_predictions(run)
     if predictions is None:
         raise ValueError(f"run {run.get('path')} kept no test predictions")
@@ -116,7 +116,7 @@ def seed_ensemble(runs: Sequence[dict],
     """
     from scipy import stats
 
-    from ..training.metrics import compute_metric
+    from graphormer_sepnorm.training.metrics import compute_metric
     if len(runs) < 2:
         return None
     ids = common_molecules(runs) if ids is None else list(ids)

@@ -1,7 +1,7 @@
 r"""The results blocks of the READMEs and ``RESULTS.md``: per dataset and
 model the test metric at the best validation epoch (mean ± std over seeds)
 beside the paper's, the comparisons (see
-:mod:`~graphormer_sepnorm.analysis.comparisons`), seed ensembles, time to
+:mod:`~benchmarks.analysis.comparisons`), seed ensembles, time to
 accuracy and the hardware (:func:`results_markdown`, in
 ``benchmarks/README.md``), and the table with what the pretrained
 backbones buy and the goals (:func:`results_summary`, in the top-level
@@ -12,7 +12,7 @@ import statistics
 from pathlib import Path
 from typing import Sequence, Union
 
-from ..models import NORM_NAMES
+from graphormer_sepnorm.models import NORM_NAMES
 from .comparisons import Contrast, contrasts, p_text
 from .runs import (GOALS, Group, common_threshold, minutes_to_reach,
                    test_protocol_of)
@@ -247,7 +247,7 @@ def peer_verdicts(groups: Sequence[Group]) -> str:
 
 def goal_verdicts(groups: Sequence[Group]) -> str:
     r"""One sentence per pretrained SepNorm row of a dataset with a goal
-    (:data:`~graphormer_sepnorm.analysis.runs.GOALS`): its mean test metric
+    (:data:`~benchmarks.analysis.runs.GOALS`): its mean test metric
     against the goal, met or missed and by how much, beside the other
     families' means and CPU minutes per run (the goals ask for equal
     fine-tuning CPU time)."""

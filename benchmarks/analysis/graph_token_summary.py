@@ -53,7 +53,7 @@ def summarize_geometry(rows: Sequence[dict[str, Any]]
         (:obj:`uniformity_mean`, :obj:`uniformity_std`, ...; the standard
         deviation is :obj:`None` for one run), and :obj:`"comparisons"`: per
         dataset with two or more runs of each norm and per quantity, SepNorm
-        minus ShareNorm as :func:`~graphormer_sepnorm.analysis.comparisons.
+        minus ShareNorm as :func:`~benchmarks.analysis.comparisons.
         welch` computes it (:obj:`difference`, :obj:`low`, :obj:`high`,
         :obj:`p_value`, :obj:`dof`).
     """

@@ -2,7 +2,7 @@ r"""Compare the graph-token geometry of trained models (SepNorm vs
 ShareNorm): uniformity and anisotropy of each run on a split of its
 dataset, or of each model or pretrained backbone on the molecules of a
 SMILES file, summarized over seeds per dataset and norm (see
-:mod:`~graphormer_sepnorm.analysis.graph_token_summary`), as a JSON report
+:mod:`~benchmarks.analysis.graph_token_summary`), as a JSON report
 and a plot of the pairwise cosine similarities."""
 import json
 import math
@@ -12,10 +12,10 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 from torch_geometric.data import Data
 
-from ..checkpoint import RUN_WEIGHTS_COMMIT
-from ..training.evaluate import load_checkpoint_split
-from .graph_token import (anisotropy, graph_token_embeddings, pairwise_cosine,
-                          uniformity)
+from graphormer_sepnorm.checkpoint import RUN_WEIGHTS_COMMIT
+from graphormer_sepnorm.training.evaluate import load_checkpoint_split
+from graphormer_sepnorm.analysis.graph_token import (
+    anisotropy, graph_token_embeddings, pairwise_cosine, uniformity)
 from .graph_token_summary import group_rows, summarize_geometry
 from .results import mean_std
 from .runs import NORM_LABELS, load_runs
@@ -100,12 +100,12 @@ def smiles_graphs(path: PathLike, featurizer: str, max_nodes: int,
         ValueError: The file is missing, unreadable, an SDF file, or holds
             fewer than two molecules that can be featurized.
     """
-    from ..data.featurize import FeaturizationError
-    from ..data.prepared_data import prepared_data
-    from ..predict.graphs import prepare_graph
-    from ..predict.molecules import SMILES
-    from ..predict.prediction import PredictionError
-    from ..predict.readers import MoleculeReader
+    from graphormer_sepnorm.data.featurize import FeaturizationError
+    from graphormer_sepnorm.data.prepared_data import prepared_data
+    from graphormer_sepnorm.predict.graphs import prepare_graph
+    from graphormer_sepnorm.predict.molecules import SMILES
+    from graphormer_sepnorm.predict.prediction import PredictionError
+    from graphormer_sepnorm.predict.readers import MoleculeReader
     try:
         reader = MoleculeReader(path, smiles_column=smiles_column)
         if reader.kind != SMILES:
@@ -131,8 +131,8 @@ def load_encoder_file(checkpoint: PathLike, device: str = 'cpu'):
     file: a :obj:`.safetensors` file, a training run directory (its
     :obj:`model.safetensors`) or a pretraining run directory (its
     :obj:`backbone.safetensors`)."""
-    from ..checkpoint import load_model
-    from ..training.init_from import resolve_init_from
+    from graphormer_sepnorm.checkpoint import load_model
+    from graphormer_sepnorm.training.init_from import resolve_init_from
     path = resolve_init_from(str(checkpoint))
     model, card = load_model(path, map_location=device)
     return model, card, path
@@ -183,7 +183,7 @@ def graph_token_report(checkpoints: Sequence[PathLike], output_dir: PathLike,
         :obj:`skipped` (molecules of :obj:`smiles_file` that cannot be
         featurized; 0 for a split), :obj:`uniformity`,
         :obj:`anisotropy`) and the
-        :func:`~graphormer_sepnorm.analysis.graph_token_summary.
+        :func:`~benchmarks.analysis.graph_token_summary.
         summarize_geometry` of the runs.
     """
     output_dir = Path(output_dir)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
-from ..training.run_results import TEST_PROTOCOLS
+from graphormer_sepnorm.training.run_results import TEST_PROTOCOLS
 
 PathLike = Union[str, Path]
 

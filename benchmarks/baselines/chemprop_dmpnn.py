@@ -19,7 +19,7 @@ Two things differ from ``chemprop train``, both to match our protocol:
 Metrics are ours (:mod:`~graphormer_sepnorm.training.metrics`): MAE in
 original units, and for MolHIV the ROC-AUC, equal to OGB's
 :class:`~ogb.graphproppred.Evaluator` (to float32 precision), on the
-molecules RDKit parses (see :mod:`~graphormer_sepnorm.baselines.molecule_splits`).
+molecules RDKit parses (see :mod:`~graphormer_sepnorm.data.molecule_splits`).
 """
 from __future__ import annotations
 
@@ -43,19 +43,21 @@ from chemprop.nn.transforms import UnscaleTransform
 from lightning.pytorch import Trainer
 from lightning.pytorch.callbacks import ModelCheckpoint
 
-from ..training.checkpointing import LastCheckpoint
-from ..training.metrics import compute_metric
-from ..training.plots import plot_curves
-from ..training.preflight import check_run_dir, check_writable_folder
-from ..training.run_results import TEST_PROTOCOLS
-from ..training.hardware import hardware_name
-from ..training.run_results import json_safe
+from graphormer_sepnorm.data.molecule_splits import (
+    SPLITS, MoleculeSplit, load_molecule_splits, subsample_benchmark)
+from graphormer_sepnorm.training.checkpointing import LastCheckpoint
+from graphormer_sepnorm.training.hardware import hardware_name
+from graphormer_sepnorm.training.metrics import compute_metric
+from graphormer_sepnorm.training.plots import plot_curves
+from graphormer_sepnorm.training.preflight import (check_run_dir,
+                                                   check_writable_folder)
+from graphormer_sepnorm.training.run_results import (TEST_PROTOCOLS,
+                                                     json_safe)
+
 from .chemprop_model import (CHEMPROP_DEFAULTS, TASKS, build_chemprop_model,
                              chemprop_datasets, predict_chemprop)
 from .clock import CpuBudgetClock
 from .history import EpochHistory
-from .molecule_splits import (SPLITS, MoleculeSplit, load_molecule_splits,
-                              subsample_benchmark)
 
 __all__ = ['MODEL_FAMILY', 'CHEMPROP_DEFAULTS', 'train_chemprop',
            'run_name', 'checkpoint_callbacks']
@@ -165,8 +167,8 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
 
     Args:
         dataset (str): :obj:`"zinc_subset"` or :obj:`"molhiv"`.
-        source (str or Path): The dataset folder (see
-            :func:`~graphormer_sepnorm.baselines.load_molecule_splits`).
+        source (str or Path): The dataset folder (see :func:`~graphormer_sepnorm.
+            data.molecule_splits.load_molecule_splits`).
         output_dir (str or Path, optional): Folder of the run directories.
             (default: :obj:`"runs"`)
         seed (int, optional): Seed of the weights and of the batch order.
@@ -183,10 +185,10 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
         progress_bar (bool, optional): Show Lightning's progress bar.
             (default: :obj:`True`)
         train_molecules (int, optional): Train on this many training
-            molecules only, the scaffold subsample of
-            :func:`~graphormer_sepnorm.baselines.load_molecule_splits`; the
-            run is then named and listed under
-            :func:`~graphormer_sepnorm.baselines.subsample_benchmark`.
+            molecules only, the scaffold subsample of :func:`~graphormer_sepnorm.
+            data.molecule_splits.load_molecule_splits`; the run is then named
+            and listed under :func:`~graphormer_sepnorm.data.molecule_splits.
+            subsample_benchmark`.
             (default: :obj:`None`, all)
 
     Returns:

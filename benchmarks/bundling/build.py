@@ -29,10 +29,10 @@ from typing import Any, Mapping, Optional, Sequence, Union
 import torch
 import yaml
 
-from . import (ENV_VAR, BundledModel, bundled_dir, get_bundled_model,
-               member_filename, member_paths)
-from ..checkpoint import (ModelCard, load_model, read_card,
-                          resolve_model_file, save_model)
+from graphormer_sepnorm.bundled import (ENV_VAR, BundledModel, bundled_dir, get_bundled_model,
+                                        member_filename, member_paths)
+from graphormer_sepnorm.checkpoint import (ModelCard, load_model, read_card,
+                                           resolve_model_file, save_model)
 
 __all__ = ['MAX_MEMBER_BYTES', 'MAX_BUNDLE_BYTES', 'BundleError',
            'STAND_IN_TRAIN_SPLITS', 'bundle_runs', 'check_sizes']
@@ -307,7 +307,7 @@ def _evaluate(path: Path, run: _Run, overrides: Mapping[str, str],
               batch_size: int, device: str) -> dict[str, Any]:
     r"""Validation (and, for a final run, test) metrics of the member file
     :obj:`path` on the whole splits of its dataset."""
-    from ..training.evaluate import evaluate_checkpoint
+    from graphormer_sepnorm.training.evaluate import evaluate_checkpoint
 
     evaluation: dict[str, Any] = {
         'weights': 'float16, as stored in this file (loaded as float32)'}
@@ -325,7 +325,7 @@ def _evaluate(path: Path, run: _Run, overrides: Mapping[str, str],
 
 def _save_member(path: Path, model: torch.nn.Module, card: ModelCard,
                  extra: dict[str, Any]) -> None:
-    from ..training.run_results import json_safe
+    from graphormer_sepnorm.training.run_results import json_safe
 
     # NaN (a metric undefined on a split) becomes null: strict JSON.
     save_model(path, model, replace(card, extra=json_safe(extra)),

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from . import BUNDLED_MODELS, ENV_VAR
+from graphormer_sepnorm.bundled import BUNDLED_MODELS, ENV_VAR
 
 __all__ = ['build_parser', 'main']
 
@@ -33,7 +33,7 @@ The bundled folder is graphormer_sepnorm/bundled/ (or ${ENV_VAR}).
 
 def build_parser() -> argparse.ArgumentParser:
     r"""The parser of :obj:`scripts/bundle_model.py`."""
-    from ..training.config import DATA_ROOT_ENV
+    from graphormer_sepnorm.training.config import DATA_ROOT_ENV
 
     parser = argparse.ArgumentParser(
         prog='bundle_model.py',
@@ -80,8 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     r"""Runs :obj:`scripts/bundle_model.py`; returns the exit status (2 with
     a one-line message for anything that cannot be bundled)."""
-    from ..checkpoint import CheckpointError, read_card
-    from ..training.config import DATA_ROOT_ENV
+    from graphormer_sepnorm.checkpoint import CheckpointError, read_card
+    from graphormer_sepnorm.training.config import DATA_ROOT_ENV
     from .build import MB, bundle_runs
 
     args = build_parser().parse_args(argv)

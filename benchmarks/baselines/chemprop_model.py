@@ -1,5 +1,5 @@
 r"""chemprop's default D-MPNN as ``chemprop train`` (chemprop 2.3) builds it,
-for the baseline of :mod:`~graphormer_sepnorm.baselines.chemprop_dmpnn`:
+for the baseline of :mod:`~benchmarks.baselines.chemprop_dmpnn`:
 its settings, its datasets of our splits, the model, and its predictions
 in original units."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ from chemprop.featurizers import (MultiHotAtomFeaturizer,
                                   SimpleMoleculeMolGraphFeaturizer)
 from chemprop.models import MPNN
 
-from .molecule_splits import MoleculeSplit
+from graphormer_sepnorm.data.molecule_splits import MoleculeSplit
 
 __all__ = ['CHEMPROP_DEFAULTS', 'TASKS', 'chemprop_datasets',
            'build_chemprop_model', 'predict_chemprop']
