@@ -16,6 +16,7 @@ import torch
 
 from ..checkpoint import (CheckpointError, ModelCard, load_model,
                           refuse_backbone, resolve_model_file)
+from ..data.datasets import destandardize
 from ..data.featurize import FeaturizationError, get_featurizer
 from .graphs import Graph, GraphBatch, collate, prepare_graph
 from .molecules import SMILES, sdf_record_to_smiles
@@ -471,7 +472,7 @@ class Predictor:
             out = self.model.head_output(graph_tokens).detach().to(
                 'cpu', torch.float64)
             values = (torch.sigmoid(out) if self.task == 'binary' else
-                      out * self.target_std + self.target_mean)
+                      destandardize(out, self.target_mean, self.target_std))
         if embed:
             embeddings = graph_tokens.detach().to('cpu',
                                                   torch.float32).numpy()
