@@ -187,8 +187,9 @@ def predict_file(predictor: ChunkPredictor, input_path: PathLike,
             or :obj:`.csv.gz` file, in input order, a row of NaN where
             the output row has an error (see
             :mod:`~graphormer_sepnorm.predict.embeddings`); not with
-            :obj:`resume`, :obj:`shard` or :obj:`top`. Costs a second pass
-            of the encoder. (default: :obj:`None`)
+            :obj:`resume`, :obj:`shard` or :obj:`top`. The encoder's pass
+            that gives the predictions gives them too.
+            (default: :obj:`None`)
 
     Raises:
         PredictionError: For a problem with the call (bad arguments, an

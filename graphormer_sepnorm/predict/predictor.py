@@ -411,8 +411,8 @@ class Predictor:
             predict (bool, optional): Compute the predictions.
                 (default: :obj:`True`)
             embed (bool, optional): Compute the graph-token embeddings too
-                (see :meth:`embed`). With :obj:`predict`, the encoder runs
-                once for each. (default: :obj:`False`)
+                (see :meth:`embed`). With :obj:`predict`, one pass of the
+                encoder gives both. (default: :obj:`False`)
         """
         return self.run_featurized(self.featurize_chunk(molecules, kind),
                                    batch_size, predict, embed)
