@@ -16,6 +16,10 @@ with the reason: its test is an expected failure until the circles are
 gone (then it fails as an unexpected pass: remove the entry), and the
 whole-package test passes over circles that lie entirely inside it (any
 other circle still fails it).
+
+Beside the circles, one arrow is checked by name: training reaches the
+bundled package only through its registry of files, which reaches nothing
+of training.
 """
 from __future__ import annotations
 
@@ -173,6 +177,31 @@ def test_no_import_circle(graph, part):
     assert not found, (
         f"modules of {part} import each other in a circle (counting imports "
         f"inside functions): " + '; '.join(' <-> '.join(c) for c in found))
+
+
+def _reached(graph: dict[str, set[str]], start: set[str]) -> set[str]:
+    r"""The modules that those of :obj:`start` import, directly or through
+    others."""
+    reached, todo = set(), list(start)
+    while todo:
+        for other in graph[todo.pop()] - reached:
+            reached.add(other)
+            todo.append(other)
+    return reached
+
+
+def test_training_reads_only_the_bundled_registry(graph):
+    """Training names bundled backbones (``model.init_from: bundled:<name>``)
+    through the registry of bundled files, the package's ``__init__``, and
+    reaches no other module of bundled; the registry reaches no module of
+    training. The modules of bundled that build bundles from training runs
+    are then the only arrow between the two, and importing training never
+    loads them."""
+    training = {m for m in graph if m.startswith(f'{PACKAGE}.training')}
+    registry = f'{PACKAGE}.bundled'
+    assert {m for m in _reached(graph, training)
+            if m.startswith(registry)} <= {registry}
+    assert not _reached(graph, {registry}) & training
 
 
 def test_the_graph_reads_relative_and_function_level_imports(tmp_path):

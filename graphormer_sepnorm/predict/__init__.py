@@ -21,37 +21,34 @@ or of an earlier layer in this list, and never one that imports it, not even
 inside a function (``tests/predict/test_layers.py`` checks both):
 
 * base: :mod:`~.prediction` (:class:`Prediction`, :class:`PredictionError`,
-  the output column names), :mod:`~.molecules` (SMILES or SDF records),
-  :mod:`~.graphs` (molecules as arrays and their batches), :mod:`~.workers`
-  (chunks mapped in order over worker processes, knowing nothing of models
-  or files);
-* model: :mod:`~.predictor` (:class:`Predictor`: a model and its card,
-  featurizing, batching, predictions and embeddings), :mod:`~.ensemble`
-  (:class:`EnsemblePredictor`, several models averaged, with their spread,
-  the :obj:`<column>_std` columns), :mod:`~.loading`
-  (:meth:`Predictor.from_checkpoints`, :meth:`Predictor.from_bundled`: one
-  model or an ensemble);
+  what a chunk returns, the output column names), :mod:`~.molecules`
+  (SMILES or SDF records), :mod:`~.graphs` (molecules as arrays and their
+  batches), :mod:`~.workers` (chunks mapped in order over worker processes,
+  knowing nothing of models or files);
 * files: :mod:`~.readers` (CSV, TSV, SMILES and SDF inputs, gzipped or not,
   stdin), :mod:`~.writers` (CSV outputs written chunk by chunk, resumable),
   :mod:`~.run_record` (the record beside each output that resume and merge
   check), :mod:`~.shards` (:class:`Shard`), :mod:`~.top_k` (the K best rows
   in bounded memory, and their file), :mod:`~.embeddings` (embedding files),
   :mod:`~.pipeline` (:func:`predict_file`, file to file with progress,
-  resume, shards, top-K and embeddings; also
-  :meth:`Predictor.predict_file`), :mod:`~.merge`
+  resume, shards, top-K and embeddings, for any predictor), :mod:`~.merge`
   (:func:`merge_predictions`);
+* model: :mod:`~.predictor` (:class:`Predictor`: a model and its card,
+  loaded from a checkpoint, several (an ensemble) or a bundled model;
+  featurizing, batching, predictions and embeddings, and
+  :meth:`Predictor.predict_file` through :mod:`~.pipeline`; and
+  :class:`EnsemblePredictor`, several models averaged, with their spread,
+  the :obj:`<column>_std` columns), :mod:`~.loading` (the member files of a
+  bundled model, checked against the registry);
 * command line: :mod:`~.cli` (:obj:`scripts/predict.py`,
   :obj:`scripts/merge_predictions.py`).
 """
-from .ensemble import EnsemblePredictor
 from .graphs import collate
 from .merge import merge_predictions
 from .pipeline import PredictionSummary, predict_file
 from .prediction import (ERROR_COLUMN, PREDICTION_COLUMN, STD_SUFFIX,
                          Prediction, PredictionError, prediction_columns)
-# The Predictor of .predictor, to which .loading adds from_checkpoints and
-# from_bundled (as .pipeline adds predict_file).
-from .loading import Predictor
+from .predictor import EnsemblePredictor, Predictor
 from .readers import INPUT_FORMATS, MoleculeReader
 from .shards import Shard
 

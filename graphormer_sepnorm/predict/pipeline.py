@@ -14,9 +14,10 @@ progress bar, resume, shards and top-K.
     predictor.predict_file('library.smi', 'predictions.csv',
                            embeddings='embeddings.npy')
 
-This module builds on :class:`~graphormer_sepnorm.predict.Predictor` and
-adds :meth:`Predictor.predict_file` to it (the predictor imports nothing of
-the file pipeline).
+:meth:`Predictor.predict_file
+<graphormer_sepnorm.predict.Predictor.predict_file>` calls
+:func:`predict_file` here, which drives any predictor through the members
+:class:`ChunkPredictor` names and so imports none.
 """
 from __future__ import annotations
 
@@ -25,23 +26,58 @@ import time
 from dataclasses import dataclass, field
 from itertools import chain, islice
 from pathlib import Path
-from typing import Any, Iterator, Optional, Union
+from typing import Any, Callable, Iterator, Optional, Protocol, Union
+
+import torch
 
 from .embeddings import EmbeddingWriter, check_embeddings_path
 from .molecules import SDF
-from .prediction import (ERROR_COLUMN, PredictionError, columns_beside,
-                         free_name, value_fields)
-from .predictor import ChunkResult, Predictor
+from .prediction import (ERROR_COLUMN, ChunkResult, PredictionError,
+                         columns_beside, free_name, value_fields)
 from .readers import MoleculeReader
 from .run_record import RunRecord, read_record, write_record
 from .shards import Shard
 from .top_k import ROW_COLUMN, TopK, TopKFile, check_top
-from .workers import Chunk, stream_chunks
+from .workers import Chunk, ChunkFunction, stream_chunks
 from .writers import STDOUT, CsvWriter, check_output_path
 
-__all__ = ['predict_file', 'PredictionSummary', 'check_embeddings']
+__all__ = ['predict_file', 'PredictionSummary', 'ChunkPredictor',
+           'check_embeddings']
 
 PathLike = Union[str, Path]
+
+
+class ChunkPredictor(Protocol):
+    r"""What :func:`predict_file` uses of its predictor, a
+    :class:`~graphormer_sepnorm.predict.Predictor` or an
+    :class:`~graphormer_sepnorm.predict.EnsemblePredictor`: the predictor's
+    :meth:`~graphormer_sepnorm.predict.Predictor.predict_file` calls this
+    module, which therefore names no predictor class."""
+    device: torch.device
+    source: Optional[str]
+    num_outputs: int
+
+    @property
+    def prediction_columns(self) -> list[str]: ...
+
+    @property
+    def output_columns(self) -> list[str]: ...
+
+    @property
+    def with_std(self) -> bool: ...
+
+    @property
+    def embedding_columns(self) -> list[str]: ...
+
+    @property
+    def fingerprint(self) -> str: ...
+
+    def check_sizes(self, batch_size: int,
+                    chunk_size: Optional[int]) -> int: ...
+
+    def chunk_functions(self, batch_size: int, predict: bool = True,
+                        embed: bool = False
+                        ) -> tuple[ChunkFunction, Callable[[Any], Any]]: ...
 
 
 @dataclass
@@ -76,7 +112,7 @@ class PredictionSummary:
     renamed: dict[str, str] = field(default_factory=dict)
 
 
-def predict_file(predictor: Predictor, input_path: PathLike,
+def predict_file(predictor: ChunkPredictor, input_path: PathLike,
                  output_path: PathLike, smiles_column: str = 'smiles',
                  input_format: Optional[str] = None, batch_size: int = 128,
                  chunk_size: Optional[int] = None,
@@ -151,8 +187,9 @@ def predict_file(predictor: Predictor, input_path: PathLike,
             or :obj:`.csv.gz` file, in input order, a row of NaN where
             the output row has an error (see
             :mod:`~graphormer_sepnorm.predict.embeddings`); not with
-            :obj:`resume`, :obj:`shard` or :obj:`top`. Costs a second pass
-            of the encoder. (default: :obj:`None`)
+            :obj:`resume`, :obj:`shard` or :obj:`top`. The encoder's pass
+            that gives the predictions gives them too.
+            (default: :obj:`None`)
 
     Raises:
         PredictionError: For a problem with the call (bad arguments, an
@@ -272,7 +309,7 @@ def check_embeddings(path: PathLike, input_path: PathLike, output: str,
 class _Run:
     r"""One call of :func:`predict_file` once its arguments are checked:
     reads chunks, predicts them, writes them."""
-    def __init__(self, predictor: Predictor, reader: MoleculeReader,
+    def __init__(self, predictor: ChunkPredictor, reader: MoleculeReader,
                  record: RunRecord, summary: PredictionSummary,
                  chunk_size: int, shard: Optional[Shard],
                  ranking: Optional[tuple[TopK, int]]) -> None:
@@ -402,18 +439,3 @@ def _progress_bar(enabled: bool, total: Optional[int], initial: int):
                 disable=not enabled, file=sys.stderr, dynamic_ncols=True,
                 smoothing=0.1, mininterval=0.5 if interactive else 30.0,
                 desc='Predicting')
-
-
-def _predict_file_method(self: Predictor, input_path: PathLike,
-                         output_path: PathLike, **options: Any
-                         ) -> PredictionSummary:
-    r"""Predicts every molecule of a file (CSV, TSV, SMILES or SDF,
-    optionally gzipped, or :obj:`"-"` for stdin) into a CSV file,
-    streamed chunk by chunk, with resume, shards, top-K and embeddings; see
-    :func:`graphormer_sepnorm.predict.predict_file` for the options."""
-    return predict_file(self, input_path, output_path, **options)
-
-
-_predict_file_method.__name__ = 'predict_file'
-_predict_file_method.__qualname__ = 'Predictor.predict_file'
-Predictor.predict_file = _predict_file_method

@@ -2,10 +2,14 @@ r"""What a prediction call returns, and the names of the output columns."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Container, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Container, Optional, Sequence, Union
 
-__all__ = ['Prediction', 'PredictionError', 'PREDICTION_COLUMN',
-           'ERROR_COLUMN', 'STD_SUFFIX', 'prediction_columns',
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+__all__ = ['Prediction', 'PredictionError', 'ChunkResult',
+           'PREDICTION_COLUMN', 'ERROR_COLUMN', 'STD_SUFFIX',
+           'prediction_columns',
            'PRED_SUFFIX', 'output_columns', 'columns_beside',
            'free_name', 'molecule_values', 'format_value', 'value_fields']
 
@@ -84,6 +88,24 @@ class Prediction:
             return values
         stds = _per_output(self.std, num_outputs)
         return [x for pair in zip(values, stds) for x in pair]
+
+
+@dataclass
+class ChunkResult:
+    r"""What :meth:`Predictor.run_chunk
+    <graphormer_sepnorm.predict.Predictor.run_chunk>` returns for one chunk
+    of molecules.
+
+    Attributes:
+        predictions (list[Prediction]): One per molecule, in input order
+            (without :obj:`predict`, only :attr:`Prediction.smiles` and
+            :attr:`Prediction.error` are set).
+        embeddings (numpy.ndarray, optional): With :obj:`embed`, the
+            graph-token embeddings, float32 :obj:`[molecules, width]` in
+            input order, a row of NaN for each molecule with an error.
+    """
+    predictions: list[Prediction]
+    embeddings: Optional[np.ndarray] = None
 
 
 def _per_output(value: Value, num_outputs: int) -> list[Optional[float]]:

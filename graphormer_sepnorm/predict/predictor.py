@@ -1,5 +1,11 @@
 r"""The :class:`Predictor`: a trained model and its model card, turning
-molecules into predictions."""
+molecules into predictions; and the :class:`EnsemblePredictor`, several
+models that predict together.
+
+The two share this module because each names the other: the ensemble is a
+:class:`Predictor`, and :meth:`Predictor.from_checkpoints` and
+:meth:`Predictor.from_bundled` return an ensemble for several checkpoints.
+"""
 from __future__ import annotations
 
 import contextlib
@@ -16,17 +22,22 @@ import torch
 
 from ..checkpoint import (CheckpointError, ModelCard, load_model,
                           refuse_backbone, resolve_model_file)
+from ..data.datasets import destandardize
 from ..data.featurize import FeaturizationError, get_featurizer
+from . import pipeline
 from .graphs import Graph, GraphBatch, collate, prepare_graph
+from .loading import bundled_member_paths
 from .molecules import SMILES, sdf_record_to_smiles
-from .prediction import (Prediction, PredictionError, molecule_values,
-                         output_columns, prediction_columns)
+from .prediction import (STD_SUFFIX, ChunkResult, Prediction,
+                         PredictionError, molecule_values, output_columns,
+                         prediction_columns)
 from .workers import Chunk, ChunkFunction, single_thread, stream_chunks
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..models import GraphormerSepNorm
 
-__all__ = ['Predictor', 'ChunkResult', 'FeaturizedChunk', 'is_device_error']
+__all__ = ['Predictor', 'EnsemblePredictor', 'FeaturizedChunk',
+           'is_device_error']
 
 PathLike = Union[str, Path]
 
@@ -48,40 +59,21 @@ class FeaturizedChunk:
     positions: list[int]
 
 
-@dataclass
-class ChunkResult:
-    r"""What :meth:`Predictor.run_chunk` returns for one chunk of molecules.
-
-    Attributes:
-        predictions (list[Prediction]): One per molecule, in input order
-            (without :obj:`predict`, only :attr:`Prediction.smiles` and
-            :attr:`Prediction.error` are set).
-        embeddings (numpy.ndarray, optional): With :obj:`embed`, the
-            graph-token embeddings, float32 :obj:`[molecules, width]` in
-            input order, a row of NaN for each molecule with an error.
-    """
-    predictions: list[Prediction]
-    embeddings: Optional[np.ndarray] = None
-
-
 class Predictor:
     r"""Predicts a trained :class:`~graphormer_sepnorm.GraphormerSepNorm`
     from SMILES strings (or SDF records, see :meth:`run_chunk`).
 
     Build it with :meth:`from_checkpoint`, :meth:`from_checkpoints` or
     :meth:`from_bundled` (the last two may give an
-    :class:`~graphormer_sepnorm.predict.EnsemblePredictor`), or directly
-    from a model in evaluation mode and its
-    :class:`~graphormer_sepnorm.checkpoint.ModelCard`.
+    :class:`EnsemblePredictor`), or directly from a model in evaluation mode
+    and its :class:`~graphormer_sepnorm.checkpoint.ModelCard`.
 
-    This class is the model layer of :mod:`graphormer_sepnorm.predict`:
-    molecules in, predictions (or embeddings) out. The modules that build on
-    it add the methods that need them, so that no module imports one that
-    imports it: :meth:`from_checkpoints` and :meth:`from_bundled` come from
-    :mod:`~graphormer_sepnorm.predict.loading` (they build ensembles), and
-    :meth:`predict_file` (file to file) from
-    :mod:`~graphormer_sepnorm.predict.pipeline`. Importing
-    :mod:`graphormer_sepnorm.predict` loads them all.
+    Molecules in, predictions (or embeddings) out: :meth:`predict`,
+    :meth:`predict_iter`, :meth:`predict_table` and :meth:`embed` in memory,
+    :meth:`predict_file` from file to file (handed to
+    :func:`~graphormer_sepnorm.predict.predict_file`, which knows a
+    predictor only by the members it uses, so that this module may import
+    it).
 
     Every input molecule gets one :class:`Prediction`, in input order: its
     value (regression: the property in the units of the training targets,
@@ -164,6 +156,66 @@ class Predictor:
         path = resolve_model_file(path)
         model, card = load_model(path, map_location='cpu')
         return cls(model, card, device=device, source=str(path))
+
+    @classmethod
+    def from_checkpoints(cls, paths: Sequence[PathLike],
+                         device: Union[str, torch.device] = 'cpu'
+                         ) -> 'Predictor':
+        r"""Loads one checkpoint or an ensemble of several, each a file or
+        a run directory as for :meth:`from_checkpoint`.
+
+        One path gives the same :class:`Predictor` as
+        :meth:`from_checkpoint`; several give an :class:`EnsemblePredictor`
+        that averages their predictions and reports their spread.
+
+        Args:
+            paths (list of str or Path): The checkpoints, at least one, each
+                once.
+            device (str or torch.device, optional): Where the models run.
+                (default: :obj:`"cpu"`)
+
+        Raises:
+            CheckpointError: If a checkpoint cannot be loaded, or several
+                do not fit together (see :class:`EnsemblePredictor`).
+        """
+        if isinstance(paths, (str, Path)):
+            raise PredictionError(
+                "from_checkpoints() takes a list of checkpoints; wrap a "
+                "single path in a list or use from_checkpoint()")
+        if not paths:
+            raise PredictionError('Give at least one checkpoint')
+        # Members are single models, whichever class this is called on.
+        members = [Predictor.from_checkpoint(path, device) for path in paths]
+        return members[0] if len(members) == 1 else EnsemblePredictor(members)
+
+    @classmethod
+    def from_bundled(cls, name: str,
+                     device: Union[str, torch.device] = 'cpu',
+                     directory: Optional[PathLike] = None) -> 'Predictor':
+        r"""Loads a bundled model, :obj:`"zinc"` (penalized logP) or
+        :obj:`"molhiv"` (probability of HIV activity); see
+        :mod:`graphormer_sepnorm.bundled`. A model of several members (one
+        per training seed) loads as their ensemble, as
+        :meth:`from_checkpoints` does.
+
+        Args:
+            name (str): The registered name.
+            device (str or torch.device, optional): Where the models run.
+                (default: :obj:`"cpu"`)
+            directory (str or Path, optional): Folder of the member files
+                instead of the installed one (see
+                :func:`~graphormer_sepnorm.bundled.bundled_dir`).
+                (default: :obj:`None`)
+
+        Raises:
+            ValueError: If :obj:`name` is not a registered model.
+            BundledModelNotInstalled: If none of its members is installed
+                (the message says how to train and bundle one).
+            CheckpointError: If a member's card does not name the
+                registered featurizer and task.
+        """
+        return cls.from_checkpoints(bundled_member_paths(name, directory),
+                                    device=device)
 
     # Description ############################################################
 
@@ -291,6 +343,16 @@ class Predictor:
             return np.empty((0, len(self.embedding_columns)), np.float32)
         return np.concatenate(blocks)
 
+    def predict_file(self, input_path: PathLike, output_path: PathLike,
+                     **options: Any) -> pipeline.PredictionSummary:
+        r"""Predicts every molecule of a file (CSV, TSV, SMILES or SDF,
+        optionally gzipped, or :obj:`"-"` for stdin) into a CSV file,
+        streamed chunk by chunk, with resume, shards, top-K and embeddings;
+        see :func:`graphormer_sepnorm.predict.predict_file` for the
+        options."""
+        return pipeline.predict_file(self, input_path, output_path,
+                                     **options)
+
     def _map_chunks(self, smiles: Iterable[str], batch_size: int,
                     num_workers: Optional[int], chunk_size: Optional[int],
                     predict: bool = True, embed: bool = False
@@ -349,8 +411,8 @@ class Predictor:
             predict (bool, optional): Compute the predictions.
                 (default: :obj:`True`)
             embed (bool, optional): Compute the graph-token embeddings too
-                (see :meth:`embed`). With :obj:`predict`, the encoder runs
-                once for each. (default: :obj:`False`)
+                (see :meth:`embed`). With :obj:`predict`, one pass of the
+                encoder gives both. (default: :obj:`False`)
         """
         return self.run_featurized(self.featurize_chunk(molecules, kind),
                                    batch_size, predict, embed)
@@ -471,11 +533,170 @@ class Predictor:
             out = self.model.head_output(graph_tokens).detach().to(
                 'cpu', torch.float64)
             values = (torch.sigmoid(out) if self.task == 'binary' else
-                      out * self.target_std + self.target_mean)
+                      destandardize(out, self.target_mean, self.target_std))
         if embed:
             embeddings = graph_tokens.detach().to('cpu',
                                                   torch.float32).numpy()
         return values, embeddings
+
+
+#: What every member must share, with how it is named in messages: how
+#: molecules are featurized and which are accepted (featurizer, max_nodes),
+#: what the outputs mean (task, target names, number of outputs), and where
+#: the shared batches go (device).
+_SHARED: tuple[tuple[str, Callable[[Predictor], Any]], ...] = (
+    ('featurizer', lambda p: p.featurizer_name),
+    ('task', lambda p: p.task),
+    ('number of outputs', lambda p: p.num_outputs),
+    ('target names', lambda p: list(p.card.target_names)),
+    ('max_nodes', lambda p: p.max_nodes),
+    ('device', lambda p: str(p.device)),
+)
+
+
+class EnsemblePredictor(Predictor):
+    r"""Several models of one task predicting together: each molecule is
+    featurized once and every member runs on the same batches.
+
+    :attr:`Prediction.value` is the mean of the members' values, each in
+    the units of :attr:`Prediction.value` for that member: regression
+    members are averaged after each maps its output back to the units of
+    the training targets with its own :obj:`target_mean` and
+    :obj:`target_std`; binary members average their probabilities (not
+    their logits). :attr:`Prediction.std` is the population standard
+    deviation of the members' values (divided by the number of members,
+    not one less: the spread of exactly these models), written to a
+    ``<column>_std`` column beside each prediction column. A molecule that
+    any member cannot predict gets an error.
+
+    The :attr:`fingerprint` covers every member, in order, so a resumed
+    run or a merged shard must use the same members as the run it
+    continues. Worker processes inherit the ensemble as they do a single
+    model.
+
+    Its embedding (:meth:`Predictor.embed`) is
+    the members' graph-token embeddings side by side, in member order
+    (columns :obj:`member0_embedding_0`, ..., :obj:`member1_embedding_0`,
+    ...): each member learned its own space, so their embeddings are not
+    averaged; the first member's are the first columns.
+
+    Build it with :meth:`Predictor.from_checkpoints([path, ...])
+    <Predictor.from_checkpoints>`, or from loaded single-model predictors:
+
+    .. code-block:: python
+
+        from graphormer_sepnorm.predict import Predictor
+
+        ensemble = Predictor.from_checkpoints(['runs/zinc_seed0',
+                                               'runs/zinc_seed1',
+                                               'runs/zinc_seed2'])
+        p = ensemble.predict(['CCO'])[0]
+        p.value, p.std  # The members' mean, and their standard deviation.
+
+    Args:
+        members (list of Predictor): At least two single-model predictors,
+            each a different model, sharing featurizer, task, target names,
+            number of outputs, :obj:`max_nodes` and device.
+
+    Raises:
+        CheckpointError: If a member does not fit the first one (the
+            message names its file and the field that differs) or two
+            members are the same model.
+    """
+    def __init__(self, members: Sequence[Predictor]) -> None:
+        members = list(members)
+        if len(members) < 2 or any(isinstance(m, EnsemblePredictor)
+                                   for m in members):
+            raise PredictionError(
+                "An ensemble is built from two or more single-model "
+                "predictors; use a Predictor alone for one model")
+        first = members[0]
+        for member in members[1:]:
+            for name, get in _SHARED:
+                if get(member) != get(first):
+                    raise CheckpointError(
+                        f"Ensemble member {_name(member)} has {name} "
+                        f"{get(member)!r} but {_name(first)} has "
+                        f"{get(first)!r}; all members must share "
+                        f"{', '.join(name for name, _ in _SHARED)}")
+        seen: dict[str, Predictor] = {}
+        for member in members:
+            if member.fingerprint in seen:
+                raise CheckpointError(
+                    f"Ensemble members {_name(seen[member.fingerprint])} and "
+                    f"{_name(member)} are the same model; give each model "
+                    f"once")
+            seen[member.fingerprint] = member
+        self.members = members
+        # What the members share; the prediction methods of Predictor read
+        # these (one featurization for all members).
+        self.card = first.card
+        self.device = first.device
+        self.featurizer_name = first.featurizer_name
+        self.max_nodes = first.max_nodes
+        self.num_outputs = first.num_outputs
+        self.task = first.task
+        # One layout for every member when they walk the same hops; else
+        # each member's model lays the batch out itself.
+        layouts = {tuple(sorted(m._layout.items())) for m in members}
+        self._layout = first._layout if len(layouts) == 1 else None
+        self.source = (f"ensemble of {len(members)} models "
+                       f"({', '.join(_name(m) for m in members)})")
+
+    @property
+    def with_std(self) -> bool:
+        r""":obj:`True`: predictions carry the members' spread."""
+        return True
+
+    @property
+    def value_description(self) -> str:
+        r"""What :attr:`Prediction.value` means for this ensemble."""
+        return (f"mean over the {len(self.members)} members of the "
+                f"{super().value_description}")
+
+    @property
+    def columns_description(self) -> str:
+        r"""What the output columns hold, for messages."""
+        stds = ', '.join(c + STD_SUFFIX for c in self.prediction_columns)
+        return (f"{super().columns_description}; {stds} = the population "
+                f"standard deviation across the members")
+
+    @property
+    def fingerprint(self) -> str:
+        r"""SHA-256 of the members' fingerprints, in order: another member,
+        one more or fewer, or another order gives another fingerprint."""
+        digest = hashlib.sha256(b'ensemble')
+        for member in self.members:
+            digest.update(member.fingerprint.encode())
+        return digest.hexdigest()
+
+    @property
+    def embedding_columns(self) -> list[str]:
+        r"""The dimensions of the members' embeddings side by side:
+        :obj:`member<k>_embedding_<j>` for dimension :obj:`j` of member
+        :obj:`k` (both from 0, members in the order given)."""
+        return [f'member{k}_{column}'
+                for k, member in enumerate(self.members)
+                for column in member.embedding_columns]
+
+    def _fields(self, batch: GraphBatch, num_graphs: int, predict: bool,
+                embed: bool) -> list[dict[str, Any]]:
+        runs = [member._run_model(batch, predict, embed)
+                for member in self.members]
+        fields: list[dict[str, Any]] = [{} for _ in range(num_graphs)]
+        if predict:
+            values = torch.stack([run[0] for run in runs])
+            mean = values.mean(dim=0)
+            std = values.std(dim=0, correction=0)  # Population std, above.
+            fields = [{'value': value, 'std': spread}
+                      for value, spread in zip(molecule_values(mean.tolist()),
+                                               molecule_values(std.tolist()))]
+        return with_embeddings(fields, np.concatenate(
+            [run[1] for run in runs], axis=1) if embed else None)
+
+
+def _name(member: Predictor) -> str:
+    return member.source or 'model'
 
 
 def with_embeddings(fields: list[dict[str, Any]],

@@ -10,7 +10,7 @@ import torch
 import yaml
 
 from ..data.csv_splits import identifier_columns
-from ..data.datasets import load_data_splits
+from ..data.datasets import destandardize, load_data_splits
 from .config import OPTIONS
 from .metrics import compute_metrics
 
@@ -117,7 +117,7 @@ def predict_split(model: torch.nn.Module, dataset, task: str,
         out = model(batch).double().cpu()
         out = out.view(out.size(0), -1)
         if task == 'regression':
-            out = out * std + mean
+            out = destandardize(out, mean, std)
         preds.append(out)
         targets.append(batch.y.double().cpu().view(out.shape))
     indices = dataset.indices() if hasattr(dataset, 'indices') else range(

@@ -36,6 +36,10 @@ from typing import Any, Optional
 
 import torch
 
+# The registry of the files shipped in bundled/ (its __init__) and nothing
+# else of bundled: the registry imports nothing of training, unlike the
+# tools beside it that bundle training runs.
+from ..bundled import bundled_backbone_path
 from ..checkpoint import (BACKBONE_TASK, CheckpointError, ModelCard,
                           load_model, resolve_model_file)
 from .config import MODEL_KEYS_FROM_DATA, ConfigError
@@ -88,7 +92,6 @@ def resolve_init_from(value: str) -> Path:
     """
     try:
         if value.startswith(BUNDLED_PREFIX):
-            from ..bundled import bundled_backbone_path
             return bundled_backbone_path(value[len(BUNDLED_PREFIX):].strip())
         if not Path(value).exists() or not value.strip():
             raise CheckpointError(

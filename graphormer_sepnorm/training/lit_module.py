@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torchmetrics import CatMetric
 
-from ..data.datasets import data_info
+from ..data.datasets import data_info, destandardize
 from ..models import GraphormerSepNorm
 from .config import model_arguments
 from .metrics import (HIGHER_IS_BETTER, compute_metrics, metric_keys,
@@ -137,8 +137,7 @@ class GraphormerLitModule(RunModule):
                         dataloader_idx: int = 0) -> None:
         pred = self(batch).double()
         if self.info.task == 'regression':
-            mean, std = self._standardization(pred)
-            pred = pred * std + mean
+            pred = destandardize(pred, *self._standardization(pred))
         self.eval_preds[dataloader_idx].update(pred)
         self.eval_targets[dataloader_idx].update(
             batch.y.view(pred.shape).double())

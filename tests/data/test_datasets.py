@@ -9,9 +9,10 @@ import torch
 
 from conftest import shared_path
 from graphormer_sepnorm.data.datasets import (RawFilesMismatchError,
-                                              check_raw_source, graph_targets,
-                                              load_splits, ogb_safe_load,
-                                              prepare_raw, target_statistics)
+                                              check_raw_source, destandardize,
+                                              graph_targets, load_splits,
+                                              ogb_safe_load, prepare_raw,
+                                              target_statistics)
 
 
 @pytest.fixture(scope='module')
@@ -63,6 +64,18 @@ def test_target_statistics_per_target_skip_missing_labels():
     # Sample standard deviations ((9 + 1 + 16) / 2 = 13); a constant target
     # keeps 1
     assert std == pytest.approx([13**0.5, 2**0.5, 1.0])
+
+
+def test_destandardize_maps_each_target_back_with_its_own_statistics():
+    values = torch.tensor([[0.5, -1.0], [2.0, 0.0]], dtype=torch.float64)
+    mean = torch.tensor([1.0, -2.0], dtype=torch.float64)
+    std = torch.tensor([2.0, 0.5], dtype=torch.float64)
+    # 0.5 * 2 + 1, -1 * 0.5 - 2; 2 * 2 + 1, 0 * 0.5 - 2.
+    expected = torch.tensor([[2.0, -2.5], [5.0, -2.0]], dtype=torch.float64)
+    assert torch.equal(destandardize(values, mean, std), expected)
+    # Standardizing with the same statistics and back is the identity.
+    assert torch.equal(destandardize((expected - mean) / std, mean, std),
+                       expected)
 
 
 def test_prepare_raw_copies_missing_files_only(tmp_path):

@@ -1,8 +1,8 @@
-"""Tests for graphormer_sepnorm.predict.ensemble: the mean and the
-population std of the members' values (against each member predicting alone
-and NumPy), probabilities averaged for binary models, mismatching members
-refused, and the fingerprint, resume, shards, top-K and worker processes
-covering every member."""
+"""Tests for the EnsemblePredictor (graphormer_sepnorm.predict.predictor):
+the mean and the population std of the members' values (against each member
+predicting alone and NumPy), probabilities averaged for binary models,
+mismatching members refused, and the fingerprint, resume, shards, top-K and
+worker processes covering every member."""
 import pickle
 from pathlib import Path
 

@@ -1,13 +1,14 @@
-"""The modules of graphormer_sepnorm.predict import one way: base <- model
-<- files <- command line, and no module imports one that imports it, even
+"""The modules of graphormer_sepnorm.predict import one way: base <- files
+<- model <- command line, and no module imports one that imports it, even
 inside a function or under TYPE_CHECKING (read from the source with ast, so
-every import counts, not only those that run)."""
+every import counts, not only those that run). No module adds attributes to
+a class after its definition: the Predictor's methods are in its class."""
 import ast
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from graphormer_sepnorm.predict import Predictor
 
 from conftest import REPO
 
@@ -17,9 +18,9 @@ PACKAGE = REPO / 'graphormer_sepnorm' / 'predict'
 #: lower one (as the package docstring lists them).
 LAYERS = {
     'prediction': 0, 'molecules': 0, 'graphs': 0, 'workers': 0,
-    'predictor': 1, 'ensemble': 1, 'loading': 1,
-    'readers': 2, 'writers': 2, 'run_record': 2, 'shards': 2, 'top_k': 2,
-    'embeddings': 2, 'pipeline': 2, 'merge': 2,
+    'readers': 1, 'writers': 1, 'run_record': 1, 'shards': 1, 'top_k': 1,
+    'embeddings': 1, 'pipeline': 1, 'merge': 1,
+    'predictor': 2, 'loading': 2,
     'cli': 3,
     '__init__': 4,
 }
@@ -102,14 +103,61 @@ def test_the_checks_see_every_kind_of_import(tmp_path):
     assert cycles(graph) == [['a', 'b', 'c', 'a']]
 
 
-@pytest.mark.parametrize('module', ['predictor', 'ensemble', 'pipeline'])
-def test_facade_methods_whichever_module_is_imported_first(module):
-    """The methods that the loading and pipeline modules add to Predictor
-    are there however the package is entered (a fresh interpreter)."""
-    code = (f'import graphormer_sepnorm.predict.{module} as m\n'
-            'from graphormer_sepnorm.predict.predictor import Predictor\n'
-            'assert callable(Predictor.from_checkpoints)\n'
-            'assert callable(Predictor.from_bundled)\n'
-            'assert callable(Predictor.predict_file)\n')
-    subprocess.run([sys.executable, '-c', code], check=True, cwd=REPO,
-                   timeout=120)
+def class_patches(path: Path, classes: set[str]) -> list[str]:
+    """The statements of the file that set an attribute of one of the
+    :obj:`classes` by name (``Class.name = ...`` or ``setattr(Class,
+    ...)``), anywhere in it, as ``Class.name`` (``Class.?`` for a setattr
+    with a computed name)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = (node.targets if isinstance(node, ast.Assign)
+                       else [node.target])
+            found += [f'{t.value.id}.{t.attr}' for t in targets
+                      if isinstance(t, ast.Attribute)
+                      and isinstance(t.value, ast.Name)
+                      and t.value.id in classes]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id == 'setattr' and node.args
+              and isinstance(node.args[0], ast.Name)
+              and node.args[0].id in classes):
+            name = node.args[1] if len(node.args) > 1 else None
+            found.append(f'{node.args[0].id}.' + (
+                name.value if isinstance(name, ast.Constant) else '?'))
+    return found
+
+
+def test_no_module_adds_attributes_to_a_class():
+    """Every class of the package is whole where it is defined: no module
+    (its own or another) sets a method or attribute on it afterwards."""
+    classes = {node.name for path in PACKAGE.glob('*.py')
+               for node in ast.walk(ast.parse(path.read_text()))
+               if isinstance(node, ast.ClassDef)}
+    assert 'Predictor' in classes
+    patches = {path.name: class_patches(path, classes)
+               for path in sorted(PACKAGE.glob('*.py'))}
+    assert {name: found for name, found in patches.items() if found} == {}
+
+
+def test_the_patch_check_sees_assignments_and_setattr(tmp_path):
+    """Negative control: an assignment to a class attribute and a setattr
+    on the class are found; an attribute of an instance is not."""
+    path = tmp_path / 'm.py'
+    path.write_text('class Predictor:\n'
+                    '    def __init__(self):\n        self.x = 1\n'
+                    'Predictor.predict_file = len\n'
+                    'setattr(Predictor, "from_bundled", len)\n')
+    assert class_patches(path, {'Predictor'}) == [
+        'Predictor.predict_file', 'Predictor.from_bundled']
+
+
+@pytest.mark.parametrize('name', ['from_checkpoint', 'from_checkpoints',
+                                  'from_bundled', 'predict_file'])
+def test_predictor_methods_are_defined_in_its_class(name):
+    """The constructors and predict_file are written in the class body of
+    Predictor in predictor.py (predict_file hands the work to
+    pipeline.predict_file)."""
+    function = Predictor.__dict__[name]
+    function = getattr(function, '__func__', function)  # a classmethod's
+    assert function.__module__ == 'graphormer_sepnorm.predict.predictor'
+    assert function.__qualname__ == f'Predictor.{name}'

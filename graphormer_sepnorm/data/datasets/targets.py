@@ -1,11 +1,12 @@
-r"""Target statistics: the targets of every graph of a dataset, and their
-means and standard deviations for standardizing regression targets."""
+r"""Target statistics: the targets of every graph of a dataset, their
+means and standard deviations for standardizing regression targets, and the
+way back from the standardized scale."""
 from __future__ import annotations
 
 import torch
 from torch import Tensor
 
-__all__ = ['graph_targets', 'target_statistics']
+__all__ = ['graph_targets', 'target_statistics', 'destandardize']
 
 
 def graph_targets(dataset) -> Tensor:
@@ -39,3 +40,16 @@ def target_statistics(dataset) -> tuple[list[float], list[float]]:
         std = float(column.std()) if column.numel() > 1 else 0.0
         stds.append(std if std > 0 else 1.0)
     return means, stds
+
+
+def destandardize(values: Tensor, mean: Tensor, std: Tensor) -> Tensor:
+    r"""Regression outputs on the standardized scale mapped back to the
+    units of the targets, :obj:`values * std + mean`: the inverse of the
+    standardization :obj:`(y - mean) / std` with the statistics of
+    :func:`target_statistics`, one :obj:`mean` and :obj:`std` per target
+    (the last dimension of :obj:`values`).
+
+    The statistics are tensors already of the dtype and on the device
+    wanted: each caller converts them once, where it keeps them, not at
+    every batch."""
+    return values * std + mean
