@@ -44,7 +44,8 @@ def test_quick_start_has_the_two_commands_ci_runs():
     ci = (REPO / '.ci' / 'run').read_text()
     test_command = 'pip install -e ".[test,reference]" && python -m pytest -q tests'
     assert test_command in readme and test_command in ci
-    assert 'pip install -e . && python scripts/train.py --config' in readme
+    assert 'pip install -e ".[plots]" && python scripts/train.py --config' \
+        in readme
 
 
 def test_readme_is_short():
