@@ -22,8 +22,7 @@ inside a function (``tests/predict/test_layers.py`` checks both):
 
 * base: :mod:`~.prediction` (:class:`Prediction`, :class:`PredictionError`,
   what a chunk returns, the output column names), :mod:`~.molecules`
-  (SMILES or SDF records), :mod:`~.graphs` (molecules as arrays and their
-  batches), :mod:`~.workers` (chunks mapped in order over worker processes,
+  (SMILES or SDF records), :mod:`~.workers` (chunks mapped in order over worker processes,
   knowing nothing of models or files);
 * files: :mod:`~.readers` (CSV, TSV, SMILES and SDF inputs, gzipped or not,
   stdin), :mod:`~.writers` (CSV outputs written chunk by chunk, resumable),
@@ -43,7 +42,7 @@ inside a function (``tests/predict/test_layers.py`` checks both):
 * command line: :mod:`~.cli` (:obj:`scripts/predict.py`,
   :obj:`scripts/merge_predictions.py`).
 """
-from .graphs import collate
+from ..data.molecule_graphs import collate
 from .merge import merge_predictions
 from .pipeline import PredictionSummary, predict_file
 from .prediction import (ERROR_COLUMN, PREDICTION_COLUMN, STD_SUFFIX,
