@@ -21,8 +21,7 @@ LAYERS = {
     'readers': 1, 'writers': 1, 'run_record': 1, 'shards': 1, 'top_k': 1,
     'embeddings': 1, 'pipeline': 1, 'merge': 1,
     'predictor': 2, 'loading': 2,
-    'cli': 3,
-    '__init__': 4,
+    '__init__': 3,
 }
 
 
