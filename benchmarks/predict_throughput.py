@@ -227,7 +227,7 @@ def stages(predictor: Predictor, smiles: list[str], repeats: int) -> list:
 
     from graphormer_sepnorm import AddShortestPaths
     from graphormer_sepnorm.data.featurize import smiles_to_zinc_graph
-    from graphormer_sepnorm.data.featurize.zinc import _zinc_graph_arrays
+    from graphormer_sepnorm.data.featurize.zinc import zinc_graph_arrays
     from graphormer_sepnorm.transforms import shortest_paths
 
     n, bs, rows = len(smiles), 128, []
@@ -248,10 +248,10 @@ def stages(predictor: Predictor, smiles: list[str], repeats: int) -> list:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     record('featurize: SMILES -> arrays (predictor path)',
-           lambda: [_zinc_graph_arrays(s) for s in smiles])
+           lambda: [zinc_graph_arrays(s) for s in smiles])
     record('featurize: smiles_to_zinc_graph (public, PyG Data)',
            lambda: [smiles_to_zinc_graph(s) for s in smiles])
-    arrays = [_zinc_graph_arrays(s) for s in smiles]
+    arrays = [zinc_graph_arrays(s) for s in smiles]
     record('preprocess: shortest paths (AddShortestPaths function)',
            lambda: [shortest_paths(ei, x.shape[0]) for x, ei, _ in arrays])
     data = [smiles_to_zinc_graph(s) for s in smiles]

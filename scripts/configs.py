@@ -16,7 +16,7 @@ from pathlib import Path
 # Runs from a checkout without installation too.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graphormer_sepnorm.training.configs_cli import configs_main  # noqa: E402
+from graphormer_sepnorm.cli.configs import configs_main  # noqa: E402
 
 if __name__ == '__main__':
     sys.exit(configs_main())

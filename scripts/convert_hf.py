@@ -12,12 +12,12 @@ Example::
 Needs the optional dependency ``transformers`` (``pip install
 "graphormer-sepnorm[reference]"``) to read the directory. See
 :mod:`graphormer_sepnorm.convert` for how the weights map, and
-:mod:`graphormer_sepnorm.convert.cli` for the command line (also
+:mod:`graphormer_sepnorm.cli.convert` for the command line (also
 ``graphormer-sepnorm convert-hf``).
 """
 import sys
 
-from graphormer_sepnorm.convert.cli import build_parser, main
+from graphormer_sepnorm.cli.convert import build_parser, main
 
 __all__ = ['build_parser', 'main']
 

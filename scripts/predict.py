@@ -16,7 +16,7 @@ Examples:
         --output predictions.csv --embeddings embeddings.npy
 
 See ``python scripts/predict.py --help`` and
-:mod:`graphormer_sepnorm.predict.cli`.
+:mod:`graphormer_sepnorm.cli.predict`.
 """
 import sys
 from pathlib import Path
@@ -24,7 +24,7 @@ from pathlib import Path
 # Runs from a checkout without installation too.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graphormer_sepnorm.predict.cli import build_parser, main  # noqa: E402
+from graphormer_sepnorm.cli.predict import build_parser, main  # noqa: E402
 
 __all__ = ['build_parser', 'main']
 

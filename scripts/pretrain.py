@@ -2,11 +2,11 @@
 r"""Pretrain GraphormerSepNorm without labels on a SMILES corpus; see
 ``--help``.
 
-A thin wrapper over :func:`graphormer_sepnorm.pretraining.cli.pretrain_main`.
+A thin wrapper over :func:`graphormer_sepnorm.cli.pretrain.pretrain_main`.
 """
 import sys
 
-from graphormer_sepnorm.pretraining.cli import pretrain_main
+from graphormer_sepnorm.cli.pretrain import pretrain_main
 
 if __name__ == '__main__':
     sys.exit(pretrain_main())

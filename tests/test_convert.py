@@ -250,7 +250,7 @@ def test_own_preprocessing(molecules):
 
 
 def test_cli(tmp_path, molecules):
-    from graphormer_sepnorm.convert import cli as convert_hf
+    from graphormer_sepnorm.cli import convert as convert_hf
     reference = random_reference(True, 'multi_hop').float()
     reference.save_pretrained(tmp_path / 'hf')
     out = tmp_path / 'model.safetensors'

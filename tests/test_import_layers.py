@@ -233,17 +233,29 @@ def test_the_package_imports_no_research_tooling():
     # The installed package holds the library alone: the results tables,
     # baselines and bundling live in benchmarks/ beside it and are not
     # installed.
-    modules = module_files(PACKAGE)
-    outside = {}
-    for module, path in modules.items():
-        tree = ast.parse(path.read_text(), filename=str(path))
-        for node in ast.walk(tree):
-            names = ([alias.name for alias in node.names]
-                     if isinstance(node, ast.Import) else
-                     [node.module or ''] if isinstance(node, ast.ImportFrom)
-                     and node.level == 0 else [])
-            found = [n for n in names
-                     if n.split('.')[0] in ('benchmarks', 'scripts', 'tests')]
-            if found:
-                outside[module] = found
+    outside = {module: sorted(found) for module, path in
+               module_files(PACKAGE).items()
+               if (found := imported_names(path) & {'benchmarks', 'scripts',
+                                                    'tests'})}
     assert not outside, outside
+
+
+def test_only_the_cli_room_parses_arguments():
+    # The command lines live in graphormer_sepnorm/cli/; the library's
+    # subpackages take arguments as Python values, not argv.
+    parsing = sorted(
+        module for module, path in module_files(PACKAGE).items()
+        if not module.startswith(f'{PACKAGE}.cli')
+        and 'argparse' in imported_names(path))
+    assert parsing == []
+
+
+def imported_names(path: Path) -> set[str]:
+    r"""The top-level names of the modules :obj:`path` imports anywhere."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split('.')[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names.add((node.module or '').split('.')[0])
+    return names

@@ -102,7 +102,7 @@ def smiles_graphs(path: PathLike, featurizer: str, max_nodes: int,
     """
     from graphormer_sepnorm.data.featurize import FeaturizationError
     from graphormer_sepnorm.data.prepared_data import prepared_data
-    from graphormer_sepnorm.predict.graphs import prepare_graph
+    from graphormer_sepnorm.data.molecule_graphs import prepare_graph
     from graphormer_sepnorm.predict.molecules import SMILES
     from graphormer_sepnorm.predict.prediction import PredictionError
     from graphormer_sepnorm.predict.readers import MoleculeReader

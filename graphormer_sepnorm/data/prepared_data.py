@@ -1,7 +1,8 @@
-r"""A molecule prepared by the prediction path (:func:`~graphormer_sepnorm.
-predict.graphs.prepare_graph`: featurized in canonical atom order, with its
-shortest paths) as a PyG :class:`~torch_geometric.data.Data`, for the code
-that wants PyG graphs of SMILES the model has never seen as a dataset: the
+r"""A molecule prepared as the prediction path prepares it
+(:func:`~graphormer_sepnorm.data.molecule_graphs.prepare_graph`: featurized
+in canonical atom order, with its shortest paths) as a PyG
+:class:`~torch_geometric.data.Data`, for the code that wants PyG graphs of
+SMILES the model has never seen as a dataset: the
 pretraining corpus, which featurizes while it streams, and the graph-token
 report of a SMILES file."""
 from __future__ import annotations
@@ -24,7 +25,7 @@ def prepared_data(graph: Sequence[np.ndarray], **attributes: Tensor) -> Data:
 
     Args:
         graph (sequence of numpy.ndarray): What :func:`~graphormer_sepnorm.
-            predict.graphs.prepare_graph` returns.
+            data.molecule_graphs.prepare_graph` returns.
         **attributes (torch.Tensor): Further attributes of the graph.
     """
     x, edge_index, edge_attr, spd, path_next = graph

@@ -22,9 +22,8 @@ inside a function (``tests/predict/test_layers.py`` checks both):
 
 * base: :mod:`~.prediction` (:class:`Prediction`, :class:`PredictionError`,
   what a chunk returns, the output column names), :mod:`~.molecules`
-  (SMILES or SDF records), :mod:`~.graphs` (molecules as arrays and their
-  batches), :mod:`~.workers` (chunks mapped in order over worker processes,
-  knowing nothing of models or files);
+  (SMILES or SDF records), :mod:`~.workers` (chunks mapped in order over
+  worker processes, knowing nothing of models or files);
 * files: :mod:`~.readers` (CSV, TSV, SMILES and SDF inputs, gzipped or not,
   stdin), :mod:`~.writers` (CSV outputs written chunk by chunk, resumable),
   :mod:`~.run_record` (the record beside each output that resume and merge
@@ -39,11 +38,12 @@ inside a function (``tests/predict/test_layers.py`` checks both):
   :meth:`Predictor.predict_file` through :mod:`~.pipeline`; and
   :class:`EnsemblePredictor`, several models averaged, with their spread,
   the :obj:`<column>_std` columns), :mod:`~.loading` (the member files of a
-  bundled model, checked against the registry);
-* command line: :mod:`~.cli` (:obj:`scripts/predict.py`,
-  :obj:`scripts/merge_predictions.py`).
+  bundled model, checked against the registry).
+
+The command lines (:obj:`scripts/predict.py`,
+:obj:`scripts/merge_predictions.py`) are :mod:`graphormer_sepnorm.cli.predict`.
 """
-from .graphs import collate
+from ..data.molecule_graphs import collate
 from .merge import merge_predictions
 from .pipeline import PredictionSummary, predict_file
 from .prediction import (ERROR_COLUMN, PREDICTION_COLUMN, STD_SUFFIX,

@@ -25,7 +25,7 @@ from ..checkpoint import (CheckpointError, ModelCard, load_model,
 from ..data.datasets import destandardize
 from ..data.featurize import FeaturizationError, get_featurizer
 from . import pipeline
-from .graphs import Graph, GraphBatch, collate, prepare_graph
+from ..data.molecule_graphs import Graph, GraphBatch, collate, prepare_graph
 from .loading import bundled_member_paths
 from .molecules import SMILES, sdf_record_to_smiles
 from .prediction import (STD_SUFFIX, ChunkResult, Prediction,

@@ -9,8 +9,9 @@ module, one file per job.
 * :mod:`~.descriptors`: the graph-level targets (RDKit descriptors, no
   downstream label nor a formula of one);
 * :mod:`~.objectives`: masked atoms and the descriptor loss;
-* :mod:`~.lit_module`, :mod:`~.datamodule`, :mod:`~.run`, :mod:`~.cli`:
-  the Lightning run behind ``scripts/pretrain.py``;
+* :mod:`~.lit_module`, :mod:`~.datamodule`, :mod:`~.run`: the Lightning
+  run behind ``scripts/pretrain.py``
+  (:mod:`graphormer_sepnorm.cli.pretrain`);
 * :mod:`~.backbone`, :mod:`~.plots`: what a run leaves (the backbone to
   fine-tune with ``model.init_from``, its curves).
 

@@ -15,7 +15,7 @@ from torch_geometric.data import Data
 from ..data.errors import DataError
 from ..data.featurize import FeaturizationError
 from ..data.prepared_data import prepared_data
-from ..predict.graphs import prepare_graph
+from ..data.molecule_graphs import prepare_graph
 from .descriptors import DescriptorScaler, descriptor_values
 
 __all__ = ['SmilesCorpus', 'read_smiles_file']
@@ -60,7 +60,7 @@ class SmilesCorpus(torch.utils.data.Dataset):
     descriptor targets.
 
     Item :obj:`i` is the graph of line :obj:`i`, made by the prediction
-    path's featurization (:func:`~graphormer_sepnorm.predict.graphs.
+    path's featurization (:func:`~graphormer_sepnorm.data.molecule_graphs.
     prepare_graph`: canonical atom order, shortest paths), with :obj:`y`
     :obj:`[1, num_descriptors]`, its standardized RDKit descriptors
     (:mod:`~graphormer_sepnorm.pretraining.descriptors`), and

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from benchmark_helpers import script_module
-from graphormer_sepnorm.training.cli import train_main
+from graphormer_sepnorm.cli.train import train_main
 
 CONFIGS = Path(__file__).resolve().parents[2] / 'configs'
 

@@ -7,7 +7,8 @@ from graphormer_sepnorm.bundled import (ENV_VAR,
                                         available_bundled_models,
                                         bundled_model_paths, member_filename)
 from graphormer_sepnorm.checkpoint import CheckpointError, save_model
-from graphormer_sepnorm.predict import Predictor, cli
+from graphormer_sepnorm.cli import predict as cli
+from graphormer_sepnorm.predict import Predictor
 
 from bundle_helpers import tiny_model, zinc_card
 

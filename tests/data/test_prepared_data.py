@@ -7,7 +7,7 @@ import torch
 
 from graphormer_sepnorm.data.featurize import get_featurizer
 from graphormer_sepnorm.data.prepared_data import prepared_data
-from graphormer_sepnorm.predict.graphs import prepare_graph
+from graphormer_sepnorm.data.molecule_graphs import prepare_graph
 from graphormer_sepnorm.transforms import AddShortestPaths
 
 # Aspirin and nicotine (a stereocentre), each spelt two ways.

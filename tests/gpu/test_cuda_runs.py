@@ -16,7 +16,7 @@ from torch_geometric.data import Batch
 
 from graphormer_sepnorm import AddShortestPaths, GraphormerSepNorm
 from graphormer_sepnorm.predict import Predictor
-from graphormer_sepnorm.training.cli import evaluate_main, train_main
+from graphormer_sepnorm.cli.train import evaluate_main, train_main
 
 # CI has no GPU: everything here skips there; benchmarks/gpu_check.py runs
 # it on a lent GPU. Where the same logic runs on the CPU, its test lives

@@ -1,4 +1,4 @@
-"""Tests for graphormer_sepnorm.predict.cli (scripts/predict.py): outputs,
+"""Tests for graphormer_sepnorm.cli.predict (scripts/predict.py): outputs,
 standard input and output, and every bad input of issues 12 and 14 (exit
 status 2, one ``error:`` line, nothing lost, before any work)."""
 import csv
@@ -11,7 +11,8 @@ import torch
 from safetensors.torch import save_file
 
 from graphormer_sepnorm.bundled import ENV_VAR
-from graphormer_sepnorm.predict import Predictor, cli
+from graphormer_sepnorm.cli import predict as cli
+from graphormer_sepnorm.predict import Predictor
 from graphormer_sepnorm.predict import pipeline as pipeline_module
 from graphormer_sepnorm.predict import predictor as predictor_module
 from graphormer_sepnorm.predict.run_record import record_path

@@ -6,7 +6,8 @@ import csv
 
 import pytest
 
-from graphormer_sepnorm.predict import Predictor, cli, predict_file
+from graphormer_sepnorm.cli import predict as cli
+from graphormer_sepnorm.predict import Predictor, predict_file
 from graphormer_sepnorm.predict.prediction import columns_beside
 from graphormer_sepnorm.predict.run_record import read_record
 

@@ -12,7 +12,8 @@ from torch_geometric.data import Batch
 
 from graphormer_sepnorm import AddShortestPaths
 from graphormer_sepnorm.data.featurize import smiles_to_zinc_graph
-from graphormer_sepnorm.predict import (PredictionError, Predictor, cli,
+from graphormer_sepnorm.cli import predict as cli
+from graphormer_sepnorm.predict import (PredictionError, Predictor,
                                         predict_file)
 from graphormer_sepnorm.predict import pipeline as pipeline_module
 from graphormer_sepnorm.predict.embeddings import (EmbeddingWriter,

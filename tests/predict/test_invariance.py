@@ -17,7 +17,7 @@ from graphormer_sepnorm.checkpoint import load_model
 from graphormer_sepnorm.data.csv_dataset import CSVDataWarning
 from graphormer_sepnorm.data.featurize import get_featurizer
 from graphormer_sepnorm.predict import Predictor
-from graphormer_sepnorm.training.cli import train_main
+from graphormer_sepnorm.cli.train import train_main
 from graphormer_sepnorm.transforms import AddShortestPaths
 
 from predict_helpers import one_thread  # noqa: F401 (autouse fixture)

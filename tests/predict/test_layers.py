@@ -17,12 +17,11 @@ PACKAGE = REPO / 'graphormer_sepnorm' / 'predict'
 #: Each module's layer; a module may import modules of its own layer or of a
 #: lower one (as the package docstring lists them).
 LAYERS = {
-    'prediction': 0, 'molecules': 0, 'graphs': 0, 'workers': 0,
+    'prediction': 0, 'molecules': 0, 'workers': 0,
     'readers': 1, 'writers': 1, 'run_record': 1, 'shards': 1, 'top_k': 1,
     'embeddings': 1, 'pipeline': 1, 'merge': 1,
     'predictor': 2, 'loading': 2,
-    'cli': 3,
-    '__init__': 4,
+    '__init__': 3,
 }
 
 

@@ -7,7 +7,7 @@ import pytest
 from safetensors.torch import load_file
 
 from graphormer_sepnorm.checkpoint import BACKBONE_TASK, read_card
-from graphormer_sepnorm.pretraining.cli import pretrain_main
+from graphormer_sepnorm.cli.pretrain import pretrain_main
 from graphormer_sepnorm.pretraining.descriptors import DESCRIPTOR_NAMES
 from conftest import REPO
 from pretraining_helpers import (CONFIG, PRETRAIN, pretrain_args,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from graphormer_sepnorm.training.cli import train_main
+from graphormer_sepnorm.cli.train import train_main
 from training_helpers import (TRAIN, max_weight_diff, metrics_rows,
                               run_script, without_time, zinc_args)
 

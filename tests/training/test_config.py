@@ -14,7 +14,7 @@ from graphormer_sepnorm.training.config import (DATA_ROOT_ENV,
                                                 OPTIONS, ConfigError,
                                                 load_config, model_arguments,
                                                 options_markdown)
-from graphormer_sepnorm.training.cli import evaluate_main, train_main
+from graphormer_sepnorm.cli.train import evaluate_main, train_main
 from training_helpers import REPO, TRAIN, run_script
 
 CONFIGS = REPO / 'configs'

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from graphormer_sepnorm.training import hardware
-from graphormer_sepnorm.training.cli import train_main
+from graphormer_sepnorm.cli.train import train_main
 from training_helpers import TINY_MODEL
 
 

@@ -1,4 +1,4 @@
-"""train --csv FILE --targets COLS [--pretrained] (training/csv_run.py):
+"""train --csv FILE --targets COLS [--pretrained] (cli/train_csv.py):
 the settings of the shipped CSV configs with the CSV's path and columns,
 the run named after the CSV, bad combinations refused in one line, and a
 short run end to end that warns of its missing validation and still
@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from graphormer_sepnorm.training.cli import train_main, train_parser
+from graphormer_sepnorm.cli.train import train_main, train_parser
 from graphormer_sepnorm.training.config import ConfigError, load_config
-from graphormer_sepnorm.training.cli import resolve_train_args
+from graphormer_sepnorm.cli.train import resolve_train_args
 from training_helpers import CONFIGS, TINY_MODEL
 
 

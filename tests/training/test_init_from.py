@@ -23,7 +23,7 @@ from graphormer_sepnorm.data.csv_dataset import CSVDataWarning
 from graphormer_sepnorm.data.datasets import data_info
 from graphormer_sepnorm.models import GraphormerSepNorm
 from graphormer_sepnorm.predict import Predictor
-from graphormer_sepnorm.training.cli import evaluate_main, train_main
+from graphormer_sepnorm.cli.train import evaluate_main, train_main
 from graphormer_sepnorm.training.config import (ConfigError, load_config,
                                                 model_arguments)
 from graphormer_sepnorm.training.evaluate import load_checkpoint_split

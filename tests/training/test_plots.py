@@ -37,7 +37,7 @@ def test_a_run_without_matplotlib_trains_and_says_so(zinc_root, tmp_path,
                                                      monkeypatch, capsys):
     import lightning  # noqa: F401
     import torchmetrics  # noqa: F401
-    from graphormer_sepnorm.training.cli import train_main
+    from graphormer_sepnorm.cli.train import train_main
     from training_helpers import zinc_args
 
     # Lightning and torchmetrics are imported first: they look for an

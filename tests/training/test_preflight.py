@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from conftest import shared_path
-from graphormer_sepnorm.training.cli import train_main
+from graphormer_sepnorm.cli.train import train_main
 from graphormer_sepnorm.training.config import dump_config, load_config
 from training_helpers import CONFIGS, TRAIN, run_script
 

@@ -16,7 +16,7 @@ import pytest
 import torch
 import yaml
 
-from graphormer_sepnorm.training.cli import train_main
+from graphormer_sepnorm.cli.train import train_main
 from training_helpers import (max_weight_diff, metrics_rows, without_time,
                               zinc_args)
 

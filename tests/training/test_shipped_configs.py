@@ -7,7 +7,7 @@ import pytest
 from graphormer_sepnorm.training.config import ConfigError, load_config
 from graphormer_sepnorm.training.config.shipped import (
     SHIPPED_CONFIGS, copy_config, find_config, shipped_config_names)
-from graphormer_sepnorm.training.configs_cli import configs_main
+from graphormer_sepnorm.cli.configs import configs_main
 from training_helpers import CONFIGS
 
 

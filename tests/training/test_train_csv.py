@@ -17,7 +17,7 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 from graphormer_sepnorm.checkpoint import load_model
 from graphormer_sepnorm.data.csv_dataset import CSVDataWarning
 from graphormer_sepnorm.data.datasets import load_data_splits
-from graphormer_sepnorm.training.cli import train_main
+from graphormer_sepnorm.cli.train import train_main
 from training_helpers import REPO, TINY_MODEL
 
 CONFIG = str(REPO / 'configs' / 'csv_zinc_properties.yaml')

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from graphormer_sepnorm.checkpoint import load_model
-from graphormer_sepnorm.training.cli import evaluate_main, train_main
+from graphormer_sepnorm.cli.train import evaluate_main, train_main
 from graphormer_sepnorm.training.config import load_config
 from graphormer_sepnorm.training.run_results import TEST_PROTOCOLS
 from training_helpers import (CONFIGS, TINY_MODEL, TRAIN, max_weight_diff,

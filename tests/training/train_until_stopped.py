@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 
-from graphormer_sepnorm.training.cli import train_main
+from graphormer_sepnorm.cli.train import train_main
 from graphormer_sepnorm.training.lit_module import GraphormerLitModule
 
 

@@ -32,13 +32,18 @@ One file per job:
 * :mod:`~.zinc`: :func:`smiles_to_zinc_graph` and the ZINC atom and bond
   types;
 * :mod:`~.ogb`: :func:`smiles_to_ogb_graph`;
+
+each graph function built on an arrays function (:func:`zinc_graph_arrays`,
+:func:`ogb_graph_arrays`: the same features as NumPy arrays, without PyG),
+which :mod:`graphormer_sepnorm.data.molecule_graphs` uses;
 * :mod:`~.registry`: :obj:`FEATURIZERS`, :func:`get_featurizer` and
   :func:`featurizer_vocab_sizes`.
 """
-from .ogb import smiles_to_ogb_graph
+from .ogb import ogb_graph_arrays, smiles_to_ogb_graph
 from .registry import FEATURIZERS, featurizer_vocab_sizes, get_featurizer
 from .smiles import FeaturizationError
-from .zinc import ZINC_ATOM_TYPES, ZINC_BOND_TYPES, smiles_to_zinc_graph
+from .zinc import (ZINC_ATOM_TYPES, ZINC_BOND_TYPES, smiles_to_zinc_graph,
+                   zinc_graph_arrays)
 
 __all__ = [
     'ZINC_ATOM_TYPES',
@@ -46,6 +51,8 @@ __all__ = [
     'FeaturizationError',
     'smiles_to_zinc_graph',
     'smiles_to_ogb_graph',
+    'zinc_graph_arrays',
+    'ogb_graph_arrays',
     'FEATURIZERS',
     'get_featurizer',
     'featurizer_vocab_sizes',

@@ -48,13 +48,13 @@ def smiles_to_ogb_graph(smiles: str, max_nodes: int | None = None,
     """
     from torch_geometric.data import Data
 
-    x, edge_index, edge_attr = _ogb_graph_arrays(smiles, max_nodes,
+    x, edge_index, edge_attr = ogb_graph_arrays(smiles, max_nodes,
                                                  canonical)
     return Data(x=torch.from_numpy(x), edge_index=torch.from_numpy(edge_index),
                 edge_attr=torch.from_numpy(edge_attr), num_nodes=x.shape[0])
 
 
-def _ogb_graph_arrays(
+def ogb_graph_arrays(
     smiles: str,
     max_nodes: int | None = None,
     canonical: bool = True,

@@ -245,7 +245,7 @@ def _zinc_bond_matrix(mol: Chem.Mol, num_nodes: int) -> np.ndarray | None:
     return types
 
 
-def _zinc_graph_arrays(
+def zinc_graph_arrays(
     smiles: str,
     max_nodes: int | None = None,
     canonical: bool = True,
@@ -328,7 +328,7 @@ def smiles_to_zinc_graph(smiles: str, max_nodes: int | None = None,
     """
     from torch_geometric.data import Data
 
-    x, edge_index, edge_attr = _zinc_graph_arrays(smiles, max_nodes,
+    x, edge_index, edge_attr = zinc_graph_arrays(smiles, max_nodes,
                                                   canonical)
     return Data(x=torch.from_numpy(x).view(-1, 1),
                 edge_index=torch.from_numpy(edge_index),

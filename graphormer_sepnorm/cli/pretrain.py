@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Optional, Sequence
 
-from ..training.cli import run_main, train_parser
+from .train import run_main, train_parser
 
 PRETRAIN_EPILOG = """\
 overrides:
@@ -44,7 +44,7 @@ def pretrain_parser(prog: str = 'pretrain.py') -> argparse.ArgumentParser:
 
 
 def _pretrain(config: dict, resume: bool) -> Optional[dict]:
-    from .run import pretrain
+    from ..pretraining.run import pretrain
     return pretrain(config, resume=resume)
 
 

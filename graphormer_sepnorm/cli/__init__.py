@@ -18,7 +18,7 @@ import importlib
 import sys
 from typing import NamedTuple, Optional, Sequence
 
-from . import __version__
+from .. import __version__
 
 __all__ = ['Command', 'COMMANDS', 'build_parser', 'run_command', 'main']
 
@@ -38,19 +38,19 @@ class Command(NamedTuple):
 
 #: The subcommands, in the order of the overview.
 COMMANDS: dict[str, Command] = {
-    'train': Command('.training.cli:train_main',
+    'train': Command('.train:train_main',
                      'train a model from a YAML config'),
-    'configs': Command('.training.configs_cli:configs_main',
+    'configs': Command('.configs:configs_main',
                        'list the shipped configs, or copy one out to edit'),
-    'pretrain': Command('.pretraining.cli:pretrain_main',
+    'pretrain': Command('.pretrain:pretrain_main',
                         'pretrain a backbone without labels on SMILES'),
-    'evaluate': Command('.training.cli:evaluate_main',
+    'evaluate': Command('.train:evaluate_main',
                         're-evaluate a trained model on a dataset split'),
-    'predict': Command('.predict.cli:main',
+    'predict': Command('.predict:main',
                        'predict properties of molecules from SMILES'),
-    'merge': Command('.predict.cli:merge_main',
+    'merge': Command('.predict:merge_main',
                      "merge the outputs of 'predict --shard K/N' runs"),
-    'convert-hf': Command('.convert.cli:main',
+    'convert-hf': Command('.convert:main',
                           'convert a Hugging Face Graphormer to a checkpoint'),
 }
 

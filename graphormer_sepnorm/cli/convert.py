@@ -9,8 +9,8 @@ import sys
 from typing import Optional, Sequence, Union
 
 from ..checkpoint import ModelCard, save_model
-from .sepnorm import to_sepnorm
-from .weights import convert_graphormer
+from ..convert.sepnorm import to_sepnorm
+from ..convert.weights import convert_graphormer
 
 __all__ = ['build_parser', 'main']
 

@@ -1,7 +1,11 @@
-r"""Molecules as model inputs for prediction: featurized straight into NumPy
-arrays and batched into the attributes the model reads, without
-:class:`~torch_geometric.data.Data` objects and without importing PyG
-(which takes longer than all the rest of a one-molecule prediction)."""
+r"""SMILES as model inputs, the path that prediction, the pretraining corpus
+and the graph-token report share: featurized straight into NumPy arrays
+(:func:`prepare_graph`) and batched into the attributes the model reads
+(:func:`collate`), without :class:`~torch_geometric.data.Data` objects and
+without importing PyG (which takes longer than all the rest of a
+one-molecule prediction). :func:`~graphormer_sepnorm.data.prepared_data.
+prepared_data` makes a :class:`~torch_geometric.data.Data` of the arrays
+where PyG is wanted."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -10,8 +14,8 @@ from typing import Optional, Sequence, Union
 import numpy as np
 import torch
 
-from ..data.featurize.ogb import _ogb_graph_arrays
-from ..data.featurize.zinc import _zinc_graph_arrays
+from .featurize.ogb import ogb_graph_arrays
+from .featurize.zinc import zinc_graph_arrays
 from ..transforms.batch_layout import BatchLayout, add_batch_layout
 from ..transforms.shortest_paths import shortest_paths
 
@@ -38,10 +42,10 @@ def prepare_graph(smiles: str, featurizer: str, max_nodes: int) -> Graph:
         FeaturizationError: If the molecule cannot be featurized.
     """
     if featurizer == 'zinc':
-        x, edge_index, edge_attr = _zinc_graph_arrays(smiles, max_nodes)
+        x, edge_index, edge_attr = zinc_graph_arrays(smiles, max_nodes)
         x = x.reshape(-1, 1)
     else:
-        x, edge_index, edge_attr = _ogb_graph_arrays(smiles, max_nodes)
+        x, edge_index, edge_attr = ogb_graph_arrays(smiles, max_nodes)
     spd, path_next = shortest_paths(edge_index, x.shape[0])
     return x, edge_index, edge_attr, spd.reshape(-1), path_next.reshape(-1)
 

@@ -10,9 +10,9 @@ from typing import Callable, Optional, Sequence
 
 import yaml
 
-from .config import (DATA_ROOT_ENV, ConfigError, load_config,
+from ..training.config import (DATA_ROOT_ENV, ConfigError, load_config,
                      options_markdown)
-from .csv_run import add_csv_arguments, csv_config
+from .train_csv import add_csv_arguments, csv_config
 
 TRAIN_EPILOG = f"""\
 overrides:
@@ -114,7 +114,7 @@ def run_main(args: argparse.Namespace,
         return 0
     try:
         config, resume = resolve_train_args(args)
-        from .resuming import requeued_run
+        from ..training.resuming import requeued_run
         if not resume and requeued_run(config):
             print("SLURM requeued this job: resuming its run", file=sys.stderr)
             resume = True
@@ -126,8 +126,8 @@ def run_main(args: argparse.Namespace,
         return 2
     from ..data.datasets import RawFilesMismatchError
     from ..data.errors import DataError
-    from .checkpointing import RunStopped
-    from .run_module import NonFiniteLossError
+    from ..training.checkpointing import RunStopped
+    from ..training.run_module import NonFiniteLossError
     try:  # the runs check paths and checkpoints before any work
         results = run(config, resume)
     except NonFiniteLossError as error:
@@ -145,7 +145,7 @@ def run_main(args: argparse.Namespace,
 
 
 def _train(config: dict, resume: bool) -> Optional[dict]:
-    from .trainer import train
+    from ..training.trainer import train
     return train(config, resume=resume)
 
 
@@ -202,8 +202,8 @@ def evaluate_main(argv: Optional[Sequence[str]] = None,
     one-line message for a missing checkpoint, data or output folder)."""
     import os
 
-    from .evaluate import evaluate_checkpoint, resolve_checkpoint
-    from .preflight import check_writable_folder
+    from ..training.evaluate import evaluate_checkpoint, resolve_checkpoint
+    from ..training.preflight import check_writable_folder
     args = evaluate_parser(prog).parse_args(argv)
     overrides = {}
     root = args.data_root or os.environ.get(DATA_ROOT_ENV)

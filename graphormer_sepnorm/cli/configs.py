@@ -6,8 +6,8 @@ import argparse
 import sys
 from typing import Optional, Sequence
 
-from .config import ConfigError
-from .config.shipped import (SHIPPED_CONFIGS, copy_config,
+from ..training.config import ConfigError
+from ..training.config.shipped import (SHIPPED_CONFIGS, copy_config,
                              shipped_config_names)
 
 __all__ = ['configs_parser', 'configs_main']

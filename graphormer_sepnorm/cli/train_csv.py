@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .config import ConfigError, load_config, resolved_run_name
-from .config.reading import parse_override
+from ..training.config import ConfigError, load_config, resolved_run_name
+from ..training.config.reading import parse_override
 
 __all__ = ['CSV_CONFIG', 'PRETRAINED_CSV_CONFIG', 'add_csv_arguments',
            'csv_config']

@@ -22,7 +22,7 @@ def build_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
     r"""The parser of :obj:`scripts/predict.py`; :obj:`prog` names the
     program in the usage line (default: the running script's name)."""
     from ..bundled import BUNDLED_MODELS
-    from .readers import INPUT_FORMATS
+    from ..predict.readers import INPUT_FORMATS
 
     models = ', '.join(f'{name} ({entry.description})'
                        for name, entry in BUNDLED_MODELS.items())
@@ -150,12 +150,12 @@ def main(argv: Optional[Sequence[str]] = None,
                          f"file, not on --smiles")
 
     from ..checkpoint import CheckpointError
-    from .embeddings import check_embeddings_path
-    from .pipeline import check_embeddings, predict_file
-    from .prediction import PredictionError
-    from .predictor import Predictor
-    from .shards import Shard
-    from .writers import check_output_path
+    from ..predict.embeddings import check_embeddings_path
+    from ..predict.pipeline import check_embeddings, predict_file
+    from ..predict.prediction import PredictionError
+    from ..predict.predictor import Predictor
+    from ..predict.shards import Shard
+    from ..predict.writers import check_output_path
 
     try:
         if args.shard is not None:
@@ -202,9 +202,9 @@ def main(argv: Optional[Sequence[str]] = None,
 
 
 def _predict_smiles(predictor, args) -> int:
-    from .embeddings import EmbeddingWriter
-    from .prediction import columns_beside, value_fields
-    from .writers import CsvWriter
+    from ..predict.embeddings import EmbeddingWriter
+    from ..predict.prediction import columns_beside, value_fields
+    from ..predict.writers import CsvWriter
 
     sizes = dict(batch_size=args.batch_size, num_workers=args.num_workers,
                  chunk_size=args.chunk_size)
@@ -310,8 +310,8 @@ def merge_main(argv: Optional[Sequence[str]] = None,
                prog: Optional[str] = None) -> int:
     r"""Runs :obj:`scripts/merge_predictions.py`; returns the exit status."""
     args = build_merge_parser(prog).parse_args(argv)
-    from .merge import merge_predictions
-    from .prediction import PredictionError
+    from ..predict.merge import merge_predictions
+    from ..predict.prediction import PredictionError
 
     try:
         rows = merge_predictions(args.parts, args.output,
