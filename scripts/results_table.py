@@ -8,7 +8,8 @@ time-to-accuracy and test-prediction plots (parity, ROC), and the table of
 tuning trials; with --geometry, the graph-token geometry of
 scripts/graph_token_analysis.py (SepNorm against ShareNorm). With --readme,
 also the generated blocks of the READMEs, wherever each is: the full
-results (results-table, in benchmarks/README.md), the results table with
+results (results-table, in benchmarks/README.md), what the runs say in
+sentences (results-findings, in benchmarks/README.md), the results table with
 what the pretrained backbones buy and the goals (results-summary, in
 README.md) and the table of bundled models
 (bundled-models, in scripts/README.md, from the model cards of the
@@ -22,6 +23,7 @@ from pathlib import Path
 # The research tooling (benchmarks/) is imported from the repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.analysis.findings import findings_markdown
 from benchmarks.analysis.graph_token_summary import geometry_markdown
 from benchmarks.analysis.result_plots import (plot_test_predictions,
                                               plot_time_to_accuracy,
@@ -63,6 +65,8 @@ def update_readmes(readmes: list, groups, figures: list, geometry) -> None:
         found |= update_readme(
             readme, full_results(groups, figures, geometry, folder),
             missing_ok=True)
+        update_readme(readme, findings_markdown(groups), 'results-findings',
+                      missing_ok=True)
         update_readme(readme, results_summary(groups), 'results-summary',
                       missing_ok=True)
         update_readme(readme, bundled_models_markdown(), 'bundled-models',
@@ -89,7 +93,8 @@ def main(argv=None) -> int:
                         help='also replace the generated blocks in these '
                         'READMEs, wherever each is (without files: '
                         f'{" ".join(READMES)}): the full results '
-                        '(results-table, required in one of them), the '
+                        '(results-table, required in one of them), what '
+                        'the runs say in sentences (results-findings), the '
                         'results table with the backbone and goal lines '
                         '(results-summary) and the '
                         'bundled models (bundled-models, read from the '

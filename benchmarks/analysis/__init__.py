@@ -1,6 +1,7 @@
 r"""The results of the committed runs as the READMEs show them: run
 records (:mod:`.runs`), Welch comparisons (:mod:`.comparisons`), tables and
-verdicts (:mod:`.results`), test-prediction scores and seed ensembles
+verdicts (:mod:`.results`), what the runs say in sentences
+(:mod:`.findings`), test-prediction scores and seed ensembles
 (:mod:`.test_predictions`), tuning tables (:mod:`.tuning`), plots
 (:mod:`.result_plots`) and the graph-token geometry report
 (:mod:`.graph_token_report`, :mod:`.graph_token_summary`,

@@ -108,17 +108,23 @@ def contrasts(groups: Sequence[Group]) -> list[Contrast]:
             scratch = by_norm_variant.get((pretrained.runs[0]['norm'],
                                            pretrained.scratch_variant))
             if scratch is not None:
-                out.append(_contrast(pretrained, scratch))
+                out.append(contrast(pretrained, scratch))
         for first in (g for g in graphormers
                       if g.is_sepnorm or g.is_pretrained):
             for second in (g for g in members if not g.is_graphormer):
-                out.append(_contrast(first, second))
+                out.append(contrast(first, second))
     return out
 
 
-def _contrast(first: Group, second: Group) -> Contrast:
+def contrast(first: Group, second: Group) -> Contrast:
     r"""The two groups on the test molecules that every run of both
-    predicted, or on each run's own test metric when they cannot tell."""
+    predicted, or on each run's own test metric when they cannot tell.
+
+    Args:
+        first (Group): The row; the difference is its mean minus
+            :obj:`second`'s.
+        second (Group): The reference.
+    """
     from .test_predictions import common_molecules, score_on
     ids = common_molecules(first.runs + second.runs)
     if ids:

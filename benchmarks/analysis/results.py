@@ -14,8 +14,8 @@ from typing import Sequence, Union
 
 from graphormer_sepnorm.models import NORM_NAMES
 from .comparisons import Contrast, contrasts, p_text
-from .runs import (GOALS, Group, common_threshold, minutes_to_reach,
-                   test_protocol_of)
+from .runs import (GOALS, Group, by_dataset, common_threshold,
+                   minutes_reached, test_protocol_of)
 
 PathLike = Union[str, Path]
 
@@ -33,11 +33,14 @@ def mean_std(values: Sequence[float], scale: float = 1.0,
     return f'{mean:.{digits}f} ± {statistics.stdev(values):.{digits}f}'
 
 
-def _format(group: Group) -> tuple[float, int]:
+def metric_format(group: Group) -> tuple[float, int]:
+    r"""The scale and decimals :obj:`group`'s metric is written with:
+    ROC-AUC in percent with two decimals, an error with three."""
     return (100.0, 2) if group.metric == 'rocauc' else (1.0, 3)
 
 
-def _metric_name(group: Group) -> str:
+def metric_name(group: Group) -> str:
+    r""":obj:`group`'s metric as the tables name it."""
     return 'ROC-AUC (%)' if group.metric == 'rocauc' else group.metric.upper()
 
 
@@ -51,21 +54,21 @@ def results_table(groups: Sequence[Group]) -> str:
         '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ]
     for g in groups:
-        scale, digits = _format(g)
+        scale, digits = metric_format(g)
         paper = ('—' if g.paper is None else f'{g.paper * scale:.{digits}f}')
         steps = sorted({r['steps'] for r in g.runs})
         steps_text = (f'{steps[0]:,}' if len(steps) == 1 else
                       f'{steps[0]:,}-{steps[-1]:,}')
         seeds = ','.join(map(str, g.seeds))
         lines.append(
-            f'| {_dataset(g)} | {g.label} | {_metric_name(g)} '
+            f'| {_dataset(g)} | {g.label} | {metric_name(g)} '
             f'| {mean_std(g.test, scale, digits)} | {seeds} ({len(g.runs)}) '
             f'| {mean_std(g.best_val, scale, digits)} | {steps_text} '
             f'| {mean_std(g.cpu_minutes(), 1.0, 1)} | {paper} |')
     return '\n'.join(lines) + '\n'
 
 
-def _short(group: Group) -> str:
+def short_name(group: Group) -> str:
     r"""A row's name in comparisons: a Graphormer's norm, with its protocol
     variant in brackets so that a fine-tuned row and its from-scratch twin
     read apart; another family's label."""
@@ -75,10 +78,10 @@ def _short(group: Group) -> str:
     return f'{name} [{group.variant}]' if group.variant else name
 
 
-def _interval(c: Contrast) -> str:
+def interval_text(c: Contrast) -> str:
     r"""The 95% confidence interval of :obj:`c`'s difference, in the
     metric's display units."""
-    scale, digits = _format(c.first)
+    scale, digits = metric_format(c.first)
     d = c.comparison
     return f'[{d.low * scale:+.{digits}f}, {d.high * scale:+.{digits}f}]'
 
@@ -128,7 +131,9 @@ def stand_in_note(groups: Sequence[Group]) -> str:
         for name in names)
 
 
-def _significance(c: Contrast) -> str:
+def significance_text(c: Contrast) -> str:
+    r"""Whether :obj:`c` is significant at the 5% level, as a sentence's
+    end."""
     return ('significant' if c.comparison.p_value < 0.05 else
             'not significant') + ' at the 5% level.'
 
@@ -142,17 +147,17 @@ def comparison_table(groups: Sequence[Group]) -> str:
              '(p < 0.05) |',
              '| --- | --- | --- | --- | --- | --- | --- | --- | --- |']
     for c in contrasts(groups):
-        scale, digits = _format(c.first)
+        scale, digits = metric_format(c.first)
         d = c.comparison
-        better = (_short(c.first) if c.first_is_better else
-                  _short(c.second)) if d.difference != 0 else 'tie'
+        better = (short_name(c.first) if c.first_is_better else
+                  short_name(c.second)) if d.difference != 0 else 'tie'
         molecules = 'each run\'s own' if c.molecules is None else \
             f'{c.molecules:,} (common)'
         lines.append(
-            f'| {c.first.dataset} | {_metric_name(c.first)} '
-            f'| {_short(c.first)} − {_short(c.second)} | {molecules} '
+            f'| {c.first.dataset} | {metric_name(c.first)} '
+            f'| {short_name(c.first)} − {short_name(c.second)} | {molecules} '
             f'| {d.difference * scale:+.{digits}f} '
-            f'| {_interval(c)} '
+            f'| {interval_text(c)} '
             f'| {p_text(d.p_value, named=False)} | {better} '
             f'| {"yes" if d.p_value < 0.05 else "no"} |')
     return '\n'.join(lines) + '\n'
@@ -164,15 +169,13 @@ def time_to_accuracy_table(groups: Sequence[Group]) -> str:
     lines = ['| dataset | validation threshold | model | CPU minutes to reach '
              '(mean) | runs that reached it |',
              '| --- | --- | --- | --- | --- |']
-    for dataset in sorted({g.dataset for g in groups}):
-        members = [g for g in groups if g.dataset == dataset]
+    for dataset, members in by_dataset(groups).items():
         threshold = common_threshold(members)
-        scale, digits = _format(members[0])
+        scale, digits = metric_format(members[0])
         for g in members:
-            reached = [m for m in (minutes_to_reach(r, threshold)
-                                   for r in g.runs) if m is not None]
+            reached = minutes_reached(g, threshold)
             mean = f'{statistics.fmean(reached):.1f}' if reached else '—'
-            lines.append(f'| {dataset} | {_metric_name(g)} '
+            lines.append(f'| {dataset} | {metric_name(g)} '
                          f'{"≥" if g.higher_is_better else "≤"} '
                          f'{threshold * scale:.{digits}f} | {g.label} '
                          f'| {mean} | {len(reached)} of {len(g.runs)} |')
@@ -184,19 +187,19 @@ def verdicts(groups: Sequence[Group]) -> str:
     and whether it is significant."""
     sentences = []
     for c in contrasts(groups):
-        scale, digits = _format(c.first)
+        scale, digits = metric_format(c.first)
         d = c.comparison
         where = ('' if c.molecules is None else
                  f' on the {c.molecules:,} test molecules both predicted')
         minutes = '' if c.second.is_graphormer else f'; {_minutes(c)}'
         sentences.append(
-            f"- **{c.first.dataset}**, test {_metric_name(c.first)}: "
-            f"{_short(c.first)} − {_short(c.second)} = "
+            f"- **{c.first.dataset}**, test {metric_name(c.first)}: "
+            f"{short_name(c.first)} − {short_name(c.second)} = "
             f"{d.difference * scale:+.{digits}f} on average{where} "
             f"({_better(c)}; {len(c.first.runs)} vs "
             f"{len(c.second.runs)} seeds; 95% CI of the difference "
-            f"{_interval(c)}, Welch {p_text(d.p_value)}{minutes}): "
-            f"{_significance(c)}")
+            f"{interval_text(c)}, Welch {p_text(d.p_value)}{minutes}): "
+            f"{significance_text(c)}")
     return '\n'.join(sentences) + ('\n' if sentences else '')
 
 
@@ -209,17 +212,17 @@ def backbone_verdicts(groups: Sequence[Group]) -> str:
     for c in contrasts(groups):
         if not c.is_backbone_against_scratch:
             continue
-        scale, digits = _format(c.first)
+        scale, digits = metric_format(c.first)
         d = c.comparison
         norm = NORM_NAMES[c.second.runs[0]['norm']]
         sentences.append(
             f"- **Backbone, {_place(c.first)}**: fine-tuning {norm} from its "
             f"pretrained backbone instead of training it from scratch "
-            f"changes the mean test {_metric_name(c.first)} by "
+            f"changes the mean test {metric_name(c.first)} by "
             f"{d.difference * scale:+.{digits}f} "
             f"({_better(c)}; {len(c.first.runs)} vs {len(c.second.runs)} "
-            f"seeds; 95% CI {_interval(c)}, Welch {p_text(d.p_value)}): "
-            f"{_significance(c)}")
+            f"seeds; 95% CI {interval_text(c)}, Welch {p_text(d.p_value)}): "
+            f"{significance_text(c)}")
     return '\n'.join(sentences) + ('\n' if sentences else '')
 
 
@@ -233,15 +236,15 @@ def peer_verdicts(groups: Sequence[Group]) -> str:
     for c in contrasts(groups):
         if not c.is_pretrained_sepnorm_against_peer:
             continue
-        scale, digits = _format(c.first)
+        scale, digits = metric_format(c.first)
         sentences.append(
             f"- **Against {c.second.label}, {_place(c.first)}**: SepNorm "
             f"fine-tuned from its pretrained backbone − {c.second.label} = "
             f"{c.comparison.difference * scale:+.{digits}f} in mean test "
-            f"{_metric_name(c.first)} ({_better(c)}; {len(c.first.runs)} vs "
-            f"{len(c.second.runs)} seeds; 95% CI {_interval(c)}, Welch "
+            f"{metric_name(c.first)} ({_better(c)}; {len(c.first.runs)} vs "
+            f"{len(c.second.runs)} seeds; 95% CI {interval_text(c)}, Welch "
             f"{p_text(c.comparison.p_value)}; {_minutes(c)}): "
-            f"{_significance(c)}")
+            f"{significance_text(c)}")
     return '\n'.join(sentences) + ('\n' if sentences else '')
 
 
@@ -256,7 +259,7 @@ def goal_verdicts(groups: Sequence[Group]) -> str:
         goal = GOALS.get(g.dataset)
         if goal is None or not (g.is_pretrained and g.is_sepnorm):
             continue
-        scale, digits = _format(g)
+        scale, digits = metric_format(g)
         mean = statistics.fmean(g.test)
         margin = (mean - goal) if g.higher_is_better else (goal - mean)
         others = '; '.join(
@@ -265,7 +268,7 @@ def goal_verdicts(groups: Sequence[Group]) -> str:
             for o in groups if o.dataset == g.dataset and not o.is_graphormer)
         sentences.append(
             f"- **Goal, {g.dataset}**: {g.label}: mean test "
-            f"{_metric_name(g)} {mean * scale:.{digits}f} over "
+            f"{metric_name(g)} {mean * scale:.{digits}f} over "
             f"{len(g.runs)} seeds in {mean_std(g.cpu_minutes(), 1.0, 1)} CPU "
             f"min per run; goal {'≥' if g.higher_is_better else '≤'} "
             f"{goal * scale:.{digits}f}: "
@@ -287,12 +290,12 @@ def ensemble_table(groups: Sequence[Group]) -> str:
         report = seed_ensemble(g.runs)
         if report is None:
             continue
-        scale, digits = _format(g)
+        scale, digits = metric_format(g)
         quartiles = ' / '.join(f'{e:.3f}' for e in
                                report.error_by_std_quartile)
         lines.append(
             f'| {g.dataset} | {g.label} | {report.members} '
-            f'| {report.molecules:,} | {_metric_name(g)} '
+            f'| {report.molecules:,} | {metric_name(g)} '
             f'{report.metric * scale:.{digits}f} '
             f'| {report.mean_member_metric * scale:.{digits}f} '
             f'| {report.spearman:+.3f} ({p_text(report.spearman_p)}) '

@@ -219,6 +219,22 @@ def minutes_to_reach(run: dict, threshold: float) -> Optional[float]:
     return None
 
 
+def minutes_reached(group: Group, threshold: float) -> list[float]:
+    r"""The CPU minutes at which each run of :obj:`group` reached
+    :obj:`threshold` (:func:`minutes_to_reach`), for the runs that did."""
+    return [m for m in (minutes_to_reach(r, threshold) for r in group.runs)
+            if m is not None]
+
+
+def by_dataset(groups: Sequence[Group]) -> dict[str, list[Group]]:
+    r""":obj:`groups` per dataset, datasets sorted, each dataset's groups in
+    their order in :obj:`groups`."""
+    datasets: dict[str, list[Group]] = {}
+    for group in sorted(groups, key=lambda g: g.dataset):
+        datasets.setdefault(group.dataset, []).append(group)
+    return datasets
+
+
 def common_threshold(groups: Sequence[Group]) -> float:
     r"""The validation level every model reaches on average: the weakest
     group's mean best validation metric."""

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.analysis.comparisons import p_text, welch
+from benchmarks.analysis.findings import best_sentence, findings_markdown
 from benchmarks.analysis.results import (README_BEGIN, README_END,
                                          comparison_table,
                                          goal_verdicts, mean_std,
@@ -267,6 +268,97 @@ def test_pretrained_rows_against_scratch_share_and_chemprop(tmp_path):
     assert summary.count('- **Against') == 1
 
 
+@pytest.mark.parametrize('sep, share, sepnorm_line, best_line', [
+    ((0.20, 0.22), (0.30, 0.32),
+     'SepNorm − ShareNorm = -0.100 (95% CI [-0.161, -0.039], Welch p = '
+     '0.019): better on average',
+     'Best: Graphormer + SepNorm; against the next, SepNorm − ShareNorm = '
+     '-0.100 (95% CI [-0.161, -0.039], Welch p = 0.019): better on average'),
+    ((0.30, 0.32), (0.20, 0.22),
+     'SepNorm − ShareNorm = +0.100 (95% CI [+0.039, +0.161], Welch p = '
+     '0.019): worse on average',
+     'Best: Graphormer (ShareNorm); against the next, ShareNorm − SepNorm = '
+     '-0.100 (95% CI [-0.161, -0.039], Welch p = 0.019): better on average'),
+], ids=['sepnorm_ahead', 'sharenorm_ahead'])
+def test_findings_follow_the_numbers(tmp_path, sep, share, sepnorm_line,
+                                     best_line):
+    """Swapping the two norms' MAEs flips the sign and the direction of
+    SepNorm − ShareNorm, and the best row is named whichever it is. By
+    hand: difference ∓0.1; each side's variance 0.0002, so se =
+    sqrt(0.0002 / 2 * 2) = 0.01414 with 2 degrees of freedom; half the
+    interval t(0.975, 2) * se = 4.303 * 0.01414 = 0.061; t = 7.071, whose
+    two-sided p with 2 degrees of freedom is 1 - t / sqrt(t² + 2) =
+    0.019."""
+    for seed in (0, 1):
+        write_run(tmp_path, f'sep{seed}', 'zinc_subset', 'sep', seed,
+                  sep[seed], sep[seed])
+        write_run(tmp_path, f'share{seed}', 'zinc_subset', 'share', seed,
+                  share[seed], share[seed])
+    text = findings_markdown(group_runs(load_runs(tmp_path)))
+    assert text.startswith('Each difference below is row − reference')
+    assert '**zinc_subset** (test MAE, lower is better):' in text
+    assert f'- {sepnorm_line}, significant at the 5% level.\n' in text
+    assert f'- {best_line}, significant at the 5% level.\n' in text
+
+
+def test_findings_name_another_family_best_and_order_time_to_accuracy(
+        tmp_path):
+    """chemprop ahead of both norms: it is the best row, its difference
+    against the next row is written chemprop − SepNorm (positive, better),
+    and SepNorm's against it the other way round. Time to accuracy
+    (threshold: ShareNorm's mean best validation, 0.70): chemprop reaches it
+    at its first validation (1 CPU min), every SepNorm run at its second
+    (10 min), one ShareNorm run of two at its second (8 min), so ShareNorm
+    comes last although its one run was faster than SepNorm's."""
+    scores = {'sep': (0.71, 0.72, 0.73), 'share': (0.68, 0.72),
+              'chemprop': (0.90, 0.91, 0.92)}
+    minutes = {'sep': (5.0, 10.0), 'share': (4.0, 8.0),
+               'chemprop': (1.0, 2.0)}
+    for model, values in scores.items():
+        family = 'chemprop D-MPNN' if model == 'chemprop' else None
+        for seed, value in enumerate(values):
+            write_run(tmp_path, f'{model}{seed}', 'molhiv',
+                      None if family else model, seed, value, value,
+                      'rocauc', family=family, cpu_minutes=minutes[model])
+    text = findings_markdown(group_runs(load_runs(tmp_path)))
+    assert ('- **molhiv**: Graphormer + SepNorm (seeds 0,1,2); Graphormer '
+            '(ShareNorm) (seeds 0,1); chemprop D-MPNN (seeds 0,1,2).') in text
+    assert ': 2.0 to 10.0 over the 8 runs (molhiv 2.0 to 10.0).' in text
+    assert ('- Mean test ROC-AUC (%), best first (CPU minutes per run): '
+            'chemprop D-MPNN 91.00 (2.0 ± 0.0); Graphormer + SepNorm 72.00 '
+            '(10.0 ± 0.0); Graphormer (ShareNorm) 70.00 (8.0 ± 0.0).') in text
+    ahead = welch(scores['chemprop'], scores['sep'])
+    assert ahead.p_value < 0.001
+    assert (f"- Best: chemprop D-MPNN; against the next, chemprop D-MPNN − "
+            f"SepNorm = +19.00 (95% CI [{100 * ahead.low:+.2f}, "
+            f"{100 * ahead.high:+.2f}], Welch p < 0.001): better on "
+            f"average, significant at the 5% level.") in text
+    assert (f"- SepNorm − chemprop D-MPNN = -19.00 (95% CI "
+            f"[{-100 * ahead.high:+.2f}, {-100 * ahead.low:+.2f}], Welch "
+            f"p < 0.001): worse on average, significant") in text
+    norms = welch(scores['sep'], scores['share'])
+    assert (f"- SepNorm − ShareNorm = +2.00 (95% CI [{100 * norms.low:+.2f}, "
+            f"{100 * norms.high:+.2f}], Welch {p_text(norms.p_value)}): "
+            f"better on average, not significant at the 5% level.") in text
+    assert ('- Time to accuracy (best validation ROC-AUC (%) ≥ 70.00, the '
+            'weakest row\'s mean best validation), by the share of runs that '
+            'reached it, then by their mean CPU minutes to reach it: chemprop '
+            'D-MPNN 1.0 (3 of 3 runs); Graphormer + SepNorm 10.0 (3 of 3 '
+            'runs); Graphormer (ShareNorm) 8.0 (1 of 2 runs).') in text
+
+
+def test_best_row_without_a_test(runs):
+    """A best row alone on its dataset, or whose next row has one run,
+    is named without Welch's test."""
+    groups = group_runs(load_runs(runs))
+    assert ('- Best: Graphormer + SepNorm, the only row.'
+            in findings_markdown(groups))
+    sep, chemprop = groups[1], groups[3]  # zinc_subset: 2 runs and 1 run
+    assert best_sentence([sep, chemprop]) == (
+        'Best: Graphormer + SepNorm; next: chemprop D-MPNN (no test: a row '
+        'has fewer than two runs).')
+
+
 def test_a_missed_goal_says_by_how_much(tmp_path):
     variant = 'from SMILES (OGB features), fine-tuned from its pretrained ' \
         'backbone'
@@ -379,7 +471,9 @@ def test_each_readme_block_goes_where_it_is(runs, tmp_path):
     top.write_text(f'# x\n{summary_begin}\nOLD\n{summary_end}\nafter\n')
     full = tmp_path / 'benchmarks' / 'README.md'
     full.parent.mkdir()
-    full.write_text(f'{README_BEGIN}\nOLD\n{README_END}\n')
+    findings_begin, findings_end = readme_markers('results-findings')
+    full.write_text(f'{findings_begin}\nOLD\n{findings_end}\n'
+                    f'{README_BEGIN}\nOLD\n{README_END}\n')
     command = [sys.executable, str(REPO / 'scripts/results_table.py'),
                '--runs', str(runs), '--output', str(tmp_path / 'RESULTS.md'),
                '--figures', str(tmp_path / 'figs'), '--readme']
@@ -394,6 +488,9 @@ def test_each_readme_block_goes_where_it_is(runs, tmp_path):
     assert '**Comparisons**' not in table and '![' not in table
     text = full.read_text()
     assert 'OLD' not in text and '**Comparisons**' in text
+    findings = text.split(findings_begin + '\n', 1)[1].split(findings_end,
+                                                             1)[0]
+    assert findings == findings_markdown(group_runs(load_runs(runs)))
     assert '](../figs/val_curves_zinc_subset.png)' in text
     result = subprocess.run(command + [str(top)], capture_output=True,
                             text=True)
@@ -412,6 +509,19 @@ def test_committed_readme_summary_is_the_committed_runs():
     assert committed == results_summary(runs), (
         'README.md\'s results table is stale; run python '
         'scripts/results_table.py --readme')
+
+
+def test_committed_findings_are_the_committed_runs():
+    """The sentences of benchmarks/README.md's "What the runs say" are what
+    the committed runs give (which row is ahead is generated, not
+    typed)."""
+    begin, end = readme_markers('results-findings')
+    readme = (REPO / 'benchmarks' / 'README.md').read_text()
+    committed = readme.split(begin + '\n', 1)[1].split(end, 1)[0]
+    runs = group_runs(load_runs(REPO / 'benchmarks' / 'results' / 'runs'))
+    assert committed == findings_markdown(runs), (
+        'benchmarks/README.md\'s "What the runs say" block is stale; run '
+        'python scripts/results_table.py --readme')
 
 
 def test_missing_runs_folder_is_a_clear_error(tmp_path):
