@@ -3,9 +3,10 @@ r"""Packs what ``benchmarks/gpu_check.py`` needs on a GPU machine without
 internet, beside the repository (both folders are ignored by git):
 
 * ``.whl/``: the wheels its Python (3.12) lacks: rdkit, ogb and ogb's small
-  dependencies, and the Hugging Face reference (``transformers`` before its
-  Graphormer was removed, with the ``huggingface_hub`` and ``tokenizers``
-  it requires);
+  dependencies, and the Hugging Face reference: ``transformers`` before its
+  Graphormer was removed, slimmed to what the reference imports (see
+  :func:`slim_wheel`), with the ``huggingface_hub`` and ``tokenizers`` it
+  requires;
 * ``.device-data/data.tar.gz``: the folders of ``--shared`` that
   gpu_check.py reads (its ``DATA_PATHS``) in one archive.
 
@@ -17,20 +18,44 @@ tree included)::
 from __future__ import annotations
 
 import argparse
+import base64
+import csv
+import hashlib
+import io
+import os
 import shutil
 import subprocess
 import sys
 import tarfile
+import zipfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
 #: Wheels for CPython 3.12 on x86-64 Linux. transformers 4.57 is the last
 #: release with the (deprecated) Graphormer; it refuses the newer
-#: huggingface_hub and tokenizers of the GPU machine's image.
+#: huggingface_hub and tokenizers of the GPU machine's image. The reference
+#: tokenizes nothing, and transformers checks tokenizers' version only where
+#: it is installed, but it imports tokenizers anyway: its configuration_utils
+#: (GraphormerConfig's base) imports the GGUF mapping of integrations/ggml.py,
+#: which imports tokenizers unconditionally.
 WHEELS = ['rdkit', 'ogb==1.3.6', 'outdated', 'littleutils',
           'transformers>=4.41,<4.58', 'huggingface_hub<1.0',
           'tokenizers>=0.22,<=0.23.0']
+
+#: What :func:`slim_wheel` keeps of ``transformers/models/``, which holds 43
+#: of the 52 MB the wheel unpacks to: the Graphormer reference, and
+#: ``auto/``, whose configuration mapping ``modeling_utils`` imports. The
+#: ``__init__.py`` of ``models/`` and ``models/deprecated/`` find their
+#: submodules by listing their folder, so the other models can go.
+SLIM_KEEP_MODELS = ('auto', 'deprecated/graphormer')
+#: Subpackages of ``transformers/`` that nothing the reference runs
+#: imports: task pipelines, the command line (its console scripts go too)
+#: and ONNX export.
+SLIM_DROP = ('pipelines', 'commands', 'onnx')
+#: The build tag that names a slimmed wheel (a wheel's build tag starts
+#: with a digit); pip installs it as the release it slims.
+SLIM_BUILD = '1slim'
 PLATFORMS = ['manylinux_2_28_x86_64', 'manylinux_2_17_x86_64',
              'manylinux2014_x86_64']
 LIMIT_MIB = 64
@@ -44,6 +69,91 @@ def download_wheels(target: Path) -> None:
     for platform in PLATFORMS:
         command[4:4] = ['--platform', platform]
     subprocess.run(command, check=True)
+
+
+def _slim_keeps(name: str, package: str) -> bool:
+    r"""Whether :func:`slim_wheel` keeps the member :obj:`name` of a wheel
+    of :obj:`package`."""
+    parts = name.split('/')
+    if parts[0].endswith('.dist-info'):
+        # The console scripts would run the dropped commands/.
+        return not ('commands' in SLIM_DROP and parts[-1] ==
+                    'entry_points.txt')
+    if parts[0] != package or len(parts) < 3:
+        return True
+    if parts[1] in SLIM_DROP:
+        return False
+    if parts[1] != 'models':
+        return True
+    folder = '/'.join(parts[2:-1])
+    # Inside a kept model, or directly in a folder above one (the
+    # __init__.py of models/ and models/deprecated/).
+    return any(folder == keep or folder.startswith(keep + '/') or
+               keep.startswith(folder + '/') or not folder
+               for keep in SLIM_KEEP_MODELS)
+
+
+def _record_hash(data: bytes) -> str:
+    digest = hashlib.sha256(data).digest()
+    return 'sha256=' + base64.urlsafe_b64encode(digest).rstrip(b'=').decode()
+
+
+def slim_wheel(wheel: Path, target: Path) -> Path:
+    r"""Writes into :obj:`target` a copy of the transformers :obj:`wheel`
+    without the models other than :data:`SLIM_KEEP_MODELS` and without the
+    subpackages :data:`SLIM_DROP`; its ``RECORD`` lists exactly the files
+    it holds. Returns its path, named with the build tag
+    :data:`SLIM_BUILD` (``transformers-4.57.6-1slim-py3-none-any.whl``),
+    which the wheel's ``WHEEL`` file states too."""
+    fields = wheel.name[:-len('.whl')].split('-')
+    if len(fields) != 5:
+        raise ValueError(f'{wheel.name}: a wheel with a build tag already '
+                         f'(slimmed before?)')
+    name, version, *tags = fields
+    dist_info = f'{name}-{version}.dist-info'
+    out = target / f"{'-'.join([name, version, SLIM_BUILD, *tags])}.whl"
+    with zipfile.ZipFile(wheel) as source:
+        members = [m for m in source.infolist()
+                   if _slim_keeps(m.filename, name.lower())]
+        present = {m.filename for m in members}
+        record = f'{dist_info}/RECORD'
+        wheel_file = f'{dist_info}/WHEEL'
+        lines = source.read(wheel_file).decode().splitlines()
+        wheel_text = '\n'.join(
+            [line for line in lines
+             if line.strip() and not line.startswith('Build:')]
+            + [f'Build: {SLIM_BUILD}']) + '\n'
+        rows = []
+        for row in csv.reader(io.StringIO(source.read(record).decode())):
+            if row and row[0] == wheel_file:
+                data = wheel_text.encode()
+                row = [wheel_file, _record_hash(data), str(len(data))]
+            if row and row[0] in present:
+                rows.append(row)
+        text = io.StringIO()
+        csv.writer(text, lineterminator='\n').writerows(rows)
+        partial = out.with_suffix('.part')
+        with zipfile.ZipFile(partial, 'w', zipfile.ZIP_DEFLATED) as slim:
+            for member in members:
+                if member.filename == record:
+                    continue  # Written last, as wheels have it.
+                data = (wheel_text.encode() if member.filename == wheel_file
+                        else source.read(member))
+                slim.writestr(member, data, zipfile.ZIP_DEFLATED)
+            slim.writestr(source.getinfo(record), text.getvalue(),
+                          zipfile.ZIP_DEFLATED)
+    partial.replace(out)
+    return out
+
+
+def slim_transformers(target: Path) -> None:
+    r"""Replaces the transformers wheel that pip downloaded into
+    :obj:`target` by its slimmed copy (two wheels of one project would stop
+    the install there)."""
+    for wheel in target.glob('transformers-*.whl'):
+        if len(wheel.name.split('-')) == 5:
+            slim_wheel(wheel, target)
+            wheel.unlink()
 
 
 def pack_data(shared: Path, target: Path) -> None:
@@ -64,10 +174,12 @@ def mib(path: Path) -> float:
 
 
 def tracked_mib() -> float:
+    r"""The tracked files, a symbolic link counted as a link (it travels as
+    one, as tests/test_tree_size.py counts it)."""
     names = subprocess.run(['git', 'ls-files', '-z'], cwd=REPO, check=True,
                            capture_output=True).stdout.split(b'\0')
-    return sum((REPO / n.decode()).stat().st_size for n in names
-               if n and (REPO / n.decode()).is_file()) / 2**20
+    return sum((REPO / n.decode()).lstat().st_size for n in names
+               if n and os.path.lexists(REPO / n.decode())) / 2**20
 
 
 def main(argv=None) -> int:
@@ -78,6 +190,7 @@ def main(argv=None) -> int:
                         default=REPO.parent / 'shared' / 'data')
     args = parser.parse_args(argv)
     download_wheels(REPO / '.whl')
+    slim_transformers(REPO / '.whl')
     pack_data(args.shared, REPO / '.device-data')
     sizes = {'tracked tree': tracked_mib(), '.whl': mib(REPO / '.whl'),
              '.device-data': mib(REPO / '.device-data')}

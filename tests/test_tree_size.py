@@ -1,9 +1,10 @@
 """The tracked tree stays small enough to send to a lent GPU machine: one
-transfer takes at most 64 MiB, and benchmarks/gpu_bundle.py's wheels (45.5
-MiB: rdkit 30, transformers 11.4) and data archive (3.5 MiB) take 49 of
-them, so the files git tracks may take at most 15 MiB together. Run weights and per-run curve plots
-stay out of git (benchmarks/README.md says which commit holds the weights of
-the committed runs)."""
+transfer takes at most 64 MiB, and benchmarks/gpu_bundle.py's wheels (35.5
+MiB: rdkit 30.3, tokenizers 3.1, transformers slimmed to its Graphormer
+1.5) and data archive (3.5 MiB) take 39 of them, leaving 25: the files git
+tracks may take at most 24 MiB together, 1 MiB to spare. Run weights and
+per-run curve plots stay out of git (benchmarks/README.md says which commit
+holds the weights of the committed runs)."""
 import os
 import subprocess
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 #: The most the tracked files may take together, in bytes.
-LIMIT = 15 * 2 ** 20
+LIMIT = 24 * 2 ** 20
 
 
 def tracked_sizes(repo: Path) -> dict[str, int]:
@@ -44,12 +45,13 @@ def test_sizes_are_counted_by_hand(tmp_path):
                                        'sub/link': len('../a.bin')}
 
 
-def test_tracked_tree_is_at_most_15_mib():
+def test_tracked_tree_is_at_most_24_mib():
     sizes = tracked_sizes(REPO)
     total = sum(sizes.values())
     largest = sorted(sizes, key=sizes.get, reverse=True)[:5]
     assert total <= LIMIT, (
-        f'the tracked files take {total:,} bytes, over the {LIMIT:,} (15 MiB) '
+        f'the tracked files take {total:,} bytes, over the {LIMIT:,} '
+        f'({LIMIT // 2**20} MiB) '
         f'a GPU machine receives; largest: '
         + ', '.join(f'{name} ({sizes[name]:,})' for name in largest)
         + '; keep run weights and other large derivable files out of git')
