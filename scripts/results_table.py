@@ -11,9 +11,10 @@ also the generated blocks of the READMEs, wherever each is: the full
 results (results-table, in benchmarks/README.md), what the runs say in
 sentences (results-findings, in benchmarks/README.md), the results table with
 what the pretrained backbones buy and the goals (results-summary, in
-README.md) and the table of bundled models
-(bundled-models, in scripts/README.md, from the model cards of the
-installed member files)."""
+README.md), which family each bundled model ships (bundle-choice, in
+scripts/README.md: the best mean validation over seeds) and the table of
+bundled models (bundled-models, in scripts/README.md, from the model cards
+of the installed member files)."""
 import argparse
 import json
 import os
@@ -23,6 +24,7 @@ from pathlib import Path
 # The research tooling (benchmarks/) is imported from the repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.analysis.bundle_choice import bundle_choice_markdown
 from benchmarks.analysis.findings import findings_markdown
 from benchmarks.analysis.graph_token_summary import geometry_markdown
 from benchmarks.analysis.result_plots import (plot_test_predictions,
@@ -69,6 +71,8 @@ def update_readmes(readmes: list, groups, figures: list, geometry) -> None:
                       missing_ok=True)
         update_readme(readme, results_summary(groups), 'results-summary',
                       missing_ok=True)
+        update_readme(readme, bundle_choice_markdown(groups),
+                      'bundle-choice', missing_ok=True)
         update_readme(readme, bundled_models_markdown(), 'bundled-models',
                       missing_ok=True)
     if not found:
@@ -96,7 +100,8 @@ def main(argv=None) -> int:
                         '(results-table, required in one of them), what '
                         'the runs say in sentences (results-findings), the '
                         'results table with the backbone and goal lines '
-                        '(results-summary) and the '
+                        '(results-summary), the bundled models\' '
+                        'families (bundle-choice) and the '
                         'bundled models (bundled-models, read from the '
                         'installed model cards); figure links are relative '
                         'to each README')

@@ -138,6 +138,11 @@ def bundle_runs(name: str, run_dirs: Sequence[PathLike],
             :data:`MAX_BUNDLE_BYTES`, an absolute path in a card.
     """
     entry = get_bundled_model(name)
+    if entry.single_of is not None:
+        raise BundleError(
+            f"'{entry.name}' is the best-validation member of "
+            f"'{entry.single_of}' and has no files of its own; bundle "
+            f"'{entry.single_of}' instead")
     if not run_dirs:
         raise BundleError("Pass at least one training run directory")
     if results_files and len(results_files) != len(run_dirs):
@@ -167,6 +172,11 @@ def bundle_runs(name: str, run_dirs: Sequence[PathLike],
         for run in sorted(runs, key=lambda r: r.seed):
             path = staging / member_filename(entry.name, run.seed)
             model, card = load_model(run.model_file)
+            if run.results.get('benchmark'):
+                # Trained on a CSV of a benchmark's splits, whose label column
+                # make_split_csv.py names 'target': predict under the name
+                # the benchmark's own models use, 'prediction'.
+                card.target_names = []
             extra = _describe(entry, run, note)
             _save_member(path, model, card, extra)
             members.append((run, path, model, card, extra))
@@ -235,7 +245,9 @@ def _read_run(entry: BundledModel, run_dir: Path,
         results = recorded
     config = yaml.safe_load(files['config.yaml'].read_text())
     card, _ = read_card(model_file)
-    trained = (config['data']['name'], card.featurizer, card.task)
+    # A run on a CSV of a benchmark's molecules counts as that benchmark's.
+    dataset = results.get('benchmark') or config['data']['name']
+    trained = (dataset, card.featurizer, card.task)
     expected = (entry.dataset, entry.featurizer, entry.task)
     if trained != expected:
         raise BundleError(

@@ -43,10 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
         'ensemble), stored as float16, each with a model card saying what '
         'it is and what it scores.',
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('name', metavar='NAME', choices=sorted(BUNDLED_MODELS),
+    with_files = {name: entry for name, entry in BUNDLED_MODELS.items()
+                  if entry.single_of is None}
+    parser.add_argument('name', metavar='NAME', choices=sorted(with_files),
                         help='the bundled model: ' + ', '.join(
                             f'{name} ({entry.dataset})'
-                            for name, entry in BUNDLED_MODELS.items()))
+                            for name, entry in with_files.items()))
     parser.add_argument('run_dirs', nargs='+', type=Path, metavar='RUN_DIR',
                         help='finished training run directories '
                         '(model.safetensors, results.json, config.yaml), '

@@ -9,7 +9,8 @@ from typing import Any, Optional, Union
 
 from graphormer_sepnorm.checkpoint import read_card
 from graphormer_sepnorm.models import NORM_NAMES
-from graphormer_sepnorm.bundled import BUNDLED_MODELS, bundled_dir, member_paths
+from graphormer_sepnorm.bundled import (BUNDLED_MODELS, bundled_dir,
+                                        bundled_model_paths, member_paths)
 
 __all__ = ['bundled_models_markdown']
 
@@ -26,7 +27,7 @@ def _score(evaluation: Any) -> str:
             f"({evaluation['num_graphs']:,} graphs)")
 
 
-def _member_row(name: str, path: Path) -> str:
+def _member_row(name: str, path: Path, with_note: bool = True) -> str:
     card, _ = read_card(path)
     extra = card.extra
     evaluation = extra.get('evaluation', {})
@@ -39,11 +40,14 @@ def _member_row(name: str, path: Path) -> str:
     backbone = extra.get('init_from')
     if backbone:
         training += f", fine-tuned from the pretrained {backbone['source']}"
-    cells = [f'`{name}`', BUNDLED_MODELS[name].description,
-             extra.get('dataset', '?'),
+    dataset = extra.get('dataset', '?')
+    if dataset == 'csv':  # A CSV of the benchmark's splits, from SMILES.
+        dataset = f'{BUNDLED_MODELS[name].dataset}, from SMILES (CSV)'
+    cells = [f'`{name}`', BUNDLED_MODELS[name].description, dataset,
              f'`{path.name}`, {path.stat().st_size / 1e6:.2f} MB',
              training, _score(evaluation.get('val')),
-             _score(evaluation.get('test')), extra.get('note') or '']
+             _score(evaluation.get('test')),
+             (extra.get('note') or '') if with_note else 'as above']
     return '| ' + ' | '.join(cell.replace('|', '\\|') for cell in cells) + ' |'
 
 
@@ -52,7 +56,8 @@ def bundled_models_markdown(
     r"""A markdown table with one row per member file of every registered
     bundled model (and one row per model with none): its file and size, how
     it was trained, its validation and test scores as measured with the
-    stored float16 weights when it was bundled, and the card's note.
+    stored float16 weights when it was bundled, and the card's note (once
+    per model); a single model names the member of its ensemble it is.
 
     Args:
         directory (str or Path, optional): Folder of the member files
@@ -64,11 +69,19 @@ def bundled_models_markdown(
              'validation (float16 weights) | test (float16 weights) | note |',
              '| --- | --- | --- | --- | --- | --- | --- | --- |']
     for name, entry in BUNDLED_MODELS.items():
-        paths = member_paths(name, folder)
+        paths = member_paths(entry.files_name, folder)
         if not paths:
             lines.append(f'| `{name}` | {entry.description} '
                          f'| {entry.dataset} | none shipped yet: '
                          f'`--model {name}` says how to train and bundle '
                          f'one | | | | |')
-        lines.extend(_member_row(name, path) for path in paths)
+        elif entry.single_of is not None:
+            best = bundled_model_paths(name, folder)[0]
+            lines.append(f'| `{name}` | {entry.description} '
+                         f'| {entry.dataset} | `{best.name}` of '
+                         f'`{entry.single_of}` (the best validation score '
+                         f'of its members, row above) | | | | |')
+        else:
+            lines.extend(_member_row(name, path, i == 0)
+                         for i, path in enumerate(paths))
     return '\n'.join(lines) + '\n'

@@ -4,7 +4,10 @@ A bundled model is one or more checkpoints, its *members*, written by
 :func:`graphormer_sepnorm.checkpoint.save_model` into this folder as
 ``<name>_seed<seed>.safetensors`` (``setup.cfg`` installs
 ``bundled/*.safetensors`` as package data): one member is one model, several
-are an ensemble, one per training seed. ``scripts/bundle_model.py``
+are an ensemble, one per training seed. A *single* model
+(:attr:`BundledModel.single_of`) is the member of another's ensemble with
+the best validation score in its model card: faster, without the
+ensemble's uncertainty. ``scripts/bundle_model.py``
 (:func:`benchmarks.bundling.build.bundle_runs`) writes them from
 training run directories, stored as float16, with a model card saying what
 each member is and what it scores. Nothing else needs to change: a registered
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
 
-from ..checkpoint import CheckpointError
+from ..checkpoint import CheckpointError, read_card
 
 __all__ = ['BundledModel', 'BUNDLED_MODELS', 'BundledModelNotInstalled',
            'bundled_dir', 'member_filename', 'member_paths',
@@ -54,6 +57,9 @@ class BundledModel:
         task (str): Task its model cards must name.
         description (str): What it predicts, for help texts.
         train_config (str): Training configuration that produces it.
+        single_of (str, optional): The bundled ensemble whose
+            best-validation member this model is (it has no files of its
+            own). (default: :obj:`None`)
     """
     name: str
     dataset: str
@@ -61,19 +67,43 @@ class BundledModel:
     task: str
     description: str
     train_config: str
+    single_of: Optional[str] = None
+
+    @property
+    def files_name(self) -> str:
+        r"""The name its member files carry."""
+        return self.single_of or self.name
 
 
-#: The registered bundled models, by name.
+#: The registered bundled models, by name. Each ensemble is the seed
+#: ensemble of the model family with the best mean validation score over
+#: seeds (``benchmarks/analysis/bundle_choice.py``, scripts/README.md).
 BUNDLED_MODELS: dict[str, BundledModel] = {
     'zinc': BundledModel(
-        name='zinc', dataset='zinc_subset', featurizer='zinc',
+        name='zinc', dataset='zinc_subset', featurizer='ogb',
         task='regression',
         description='penalized logP (ZINC subset, regression, in the units '
-        'of the dataset)', train_config='configs/zinc_subset_sepnorm.yaml'),
+        'of the dataset; seed ensemble)',
+        train_config='configs/cpu/zinc_subset_smiles_pretrained_sharenorm.yaml'),
+    'zinc-single': BundledModel(
+        name='zinc-single', dataset='zinc_subset', featurizer='ogb',
+        task='regression',
+        description="penalized logP: the zinc ensemble's best-validation "
+        'member alone',
+        train_config='configs/cpu/zinc_subset_smiles_pretrained_sharenorm.yaml',
+        single_of='zinc'),
     'molhiv': BundledModel(
         name='molhiv', dataset='molhiv', featurizer='ogb', task='binary',
         description='probability of HIV replication inhibition '
-        '(ogbg-molhiv, binary)', train_config='configs/molhiv_sepnorm.yaml'),
+        '(ogbg-molhiv, binary; seed ensemble)',
+        train_config='configs/cpu/molhiv_pretrained_sepnorm.yaml'),
+    'molhiv-single': BundledModel(
+        name='molhiv-single', dataset='molhiv', featurizer='ogb',
+        task='binary',
+        description="probability of HIV replication inhibition: the molhiv "
+        "ensemble's best-validation member alone",
+        train_config='configs/cpu/molhiv_pretrained_sepnorm.yaml',
+        single_of='molhiv'),
 }
 
 
@@ -138,7 +168,9 @@ def bundled_model_paths(name: str,
                         ) -> list[Path]:
     r"""The member files of the bundled model :obj:`name`
     (``<name>_seed<seed>.safetensors``), ordered by seed: one for a single
-    model, several for an ensemble.
+    model, several for an ensemble. For a single model
+    (:attr:`BundledModel.single_of`), the one member of its ensemble with
+    the best validation score in its model card.
 
     Raises:
         ValueError: If :obj:`name` is not registered.
@@ -147,25 +179,46 @@ def bundled_model_paths(name: str,
     """
     entry = get_bundled_model(name)
     folder = bundled_dir(directory)
-    paths = member_paths(entry.name, folder)
+    paths = member_paths(entry.files_name, folder)
     if not paths:
         raise BundledModelNotInstalled(
             f"No bundled '{entry.name}' model is installed yet (no "
-            f"{member_filename(entry.name, '<seed>')} in "
+            f"{member_filename(entry.files_name, '<seed>')} in "
             f"{folder}). Train one with `python scripts/train.py --config "
-            f"{entry.train_config}` (configs/cpu/ on a CPU), then predict "
+            f"{entry.train_config}`, then predict "
             f"with `--checkpoint runs/<run>/model.safetensors`, or bundle it "
-            f"with `python scripts/bundle_model.py {entry.name} runs/<run>` "
-            f"to make `--model {entry.name}` work")
+            f"with `python scripts/bundle_model.py {entry.files_name} "
+            f"runs/<run>` to make `--model {entry.name}` work")
+    if entry.single_of is not None:
+        return [max(paths, key=_validation_rank)]
     return paths
+
+
+def _validation_rank(path: Path) -> float:
+    r"""A member's validation score in its model card, oriented so that
+    larger is better (an error is negated)."""
+    card, _ = read_card(path)
+    val = card.extra.get('evaluation', {}).get('val')
+    if not isinstance(val, dict):
+        raise CheckpointError(
+            f"{path} has no validation score in its model card, so the best "
+            f"member cannot be chosen; bundle it again with "
+            f"scripts/bundle_model.py")
+    lower_is_better = val['metric'] in _ERROR_METRICS
+    return -val['value'] if lower_is_better else val['value']
+
+
+#: Card metrics where lower is better (the errors of
+#: ``training/metrics.py``, which this registry does not import).
+_ERROR_METRICS = ('mae', 'rmse', 'std_mae', 'std_rmse')
 
 
 def available_bundled_models(
         directory: Optional[Union[str, Path]] = None) -> list[str]:
     r"""Names of the registered models with at least one member file."""
     folder = bundled_dir(directory)
-    return [name for name in BUNDLED_MODELS
-            if member_paths(name, folder)]
+    return [name for name, entry in BUNDLED_MODELS.items()
+            if member_paths(entry.files_name, folder)]
 
 
 def bundled_backbone_path(name: str,

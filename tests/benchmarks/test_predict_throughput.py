@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_memory_report_records_command_and_hardware(tmp_path):
     out = tmp_path / 'report.md'
-    checkpoint = REPO / 'graphormer_sepnorm' / 'bundled' / 'zinc_seed3.safetensors'
+    checkpoint = REPO / 'graphormer_sepnorm' / 'bundled' / 'zinc_seed0.safetensors'
     smiles_dir = shared_path('zinc250k')
     argv = ['--sections', 'memory', '--memory-rows', '40', '80',
             '--smiles-dir', str(smiles_dir), f'--checkpoint={checkpoint}',
@@ -27,11 +27,11 @@ def test_memory_report_records_command_and_hardware(tmp_path):
     # Paths as the repository sees them, not where this machine keeps them.
     written = ['--sections', 'memory', '--memory-rows', '40', '80',
                '--smiles-dir', os.path.relpath(smiles_dir, REPO),
-               '--checkpoint=graphormer_sepnorm/bundled/zinc_seed3.safetensors',
+               '--checkpoint=graphormer_sepnorm/bundled/zinc_seed0.safetensors',
                '--output', os.path.relpath(out, REPO)]
     assert (f'- Command: `python benchmarks/predict_throughput.py '
             f'{shlex.join(written)}`') in text
-    assert ('- Model: `graphormer_sepnorm/bundled/zinc_seed3.safetensors` '
+    assert ('- Model: `graphormer_sepnorm/bundled/zinc_seed0.safetensors` '
             '(the file at the commit above)') in text
     assert not re.search(r'[ =`(]/[A-Za-z]', text)  # no absolute path anywhere
     memory = os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE')

@@ -8,17 +8,22 @@ import yaml
 
 from graphormer_sepnorm import GraphormerSepNorm
 from graphormer_sepnorm.checkpoint import ModelCard, save_model
+from graphormer_sepnorm.data.featurize import featurizer_vocab_sizes
 
 
 def tiny_model(seed: int, hidden_channels: int = 16,
-               num_layers: int = 1) -> GraphormerSepNorm:
-    """A random model of the ZINC vocabulary, larger weights than the
-    default initialization so that outputs differ between molecules."""
+               num_layers: int = 1,
+               featurizer: str = 'zinc') -> GraphormerSepNorm:
+    """A random model of the :obj:`featurizer`'s vocabulary, larger weights
+    than the default initialization so that outputs differ between
+    molecules."""
+    atoms, bonds = featurizer_vocab_sizes(featurizer)
     torch.manual_seed(seed)
     model = GraphormerSepNorm(num_layers=num_layers,
                               hidden_channels=hidden_channels,
                               ffn_channels=hidden_channels, num_heads=2,
-                              max_nodes=64)
+                              max_nodes=64, atom_vocab_sizes=atoms,
+                              bond_vocab_sizes=bonds)
     with torch.no_grad():
         for parameter in model.parameters():
             if parameter.dim() > 1:
@@ -26,8 +31,8 @@ def tiny_model(seed: int, hidden_channels: int = 16,
     return model.eval()
 
 
-def zinc_card(data: dict) -> ModelCard:
-    return ModelCard({}, 'zinc', 'regression', 0.1, 2.0, 'ZINC-subset',
+def zinc_card(data: dict, featurizer: str = 'zinc') -> ModelCard:
+    return ModelCard({}, featurizer, 'regression', 0.1, 2.0, 'ZINC-subset',
                      extra={'data': data, 'metric': 'mae'})
 
 

@@ -13,9 +13,13 @@ from graphormer_sepnorm.predict import Predictor
 from bundle_helpers import tiny_model, zinc_card
 
 
-def _member(folder, seed: int):
-    return save_model(folder / member_filename('zinc', seed), tiny_model(seed),
-                      zinc_card({'name': 'zinc_subset'}))
+def _member(folder, seed: int, val_mae: float = 0.5):
+    """A member of the bundled 'zinc' model (OGB features, as the shipped
+    ones), whose card records :obj:`val_mae`."""
+    card = zinc_card({'name': 'zinc_subset'}, featurizer='ogb')
+    card.extra['evaluation'] = {'val': {'metric': 'mae', 'value': val_mae}}
+    return save_model(folder / member_filename('zinc', seed),
+                      tiny_model(seed, featurizer='ogb'), card)
 
 
 def test_members_by_seed(tmp_path):
@@ -30,7 +34,7 @@ def test_members_by_seed(tmp_path):
     assert [p.name for p in bundled_model_paths('ZINC', tmp_path)] == [
         'zinc_seed0.safetensors', 'zinc_seed2.safetensors',
         'zinc_seed10.safetensors']
-    assert available_bundled_models(tmp_path) == ['zinc']
+    assert available_bundled_models(tmp_path) == ['zinc', 'zinc-single']
     with pytest.raises(BundledModelNotInstalled):
         bundled_model_paths('molhiv', tmp_path)
 
@@ -40,8 +44,8 @@ def test_not_installed_says_how_to_train_and_bundle(tmp_path):
         bundled_model_paths('molhiv', tmp_path / 'absent')
     message = str(exc.value)
     assert 'molhiv_seed<seed>.safetensors' in message
-    assert ('python scripts/train.py --config configs/molhiv_sepnorm.yaml'
-            in message)
+    assert ('python scripts/train.py --config '
+            'configs/cpu/molhiv_pretrained_sepnorm.yaml' in message)
     assert 'python scripts/bundle_model.py molhiv runs/<run>' in message
     assert '--checkpoint runs/<run>/model.safetensors' in message
     assert available_bundled_models(tmp_path / 'absent') == []
@@ -73,9 +77,62 @@ def test_one_member_predicts_alone_several_as_their_ensemble(
 
 def test_a_member_of_the_wrong_task_is_refused(tmp_path):
     _member(tmp_path, 0)
-    card = zinc_card({'name': 'zinc_subset'})
+    card = zinc_card({'name': 'zinc_subset'}, featurizer='ogb')
     card.task = 'binary'
-    save_model(tmp_path / member_filename('zinc', 1), tiny_model(1), card)
+    save_model(tmp_path / member_filename('zinc', 1),
+               tiny_model(1, featurizer='ogb'), card)
     with pytest.raises(CheckpointError, match="zinc_seed1.safetensors is "
                        "installed as a member of the bundled 'zinc' model"):
         Predictor.from_bundled('zinc', directory=tmp_path)
+
+
+def test_a_single_model_is_the_best_validation_member(tmp_path):
+    """zinc-single is the member of zinc with the lowest validation MAE in
+    its card (seed 2 here), loaded alone; it has no files of its own."""
+    for seed, mae in ((0, 0.50), (2, 0.30), (5, 0.40)):
+        _member(tmp_path, seed, mae)
+    assert [p.name for p in bundled_model_paths('zinc-single', tmp_path)] == [
+        'zinc_seed2.safetensors']
+    single = Predictor.from_bundled('zinc-single', directory=tmp_path)
+    assert single.source == str(tmp_path / 'zinc_seed2.safetensors')
+    assert all(p.std is None for p in single.predict(['CCO'],
+                                                     num_workers=0))
+    with pytest.raises(BundledModelNotInstalled, match='bundle_model.py zinc '):
+        bundled_model_paths('zinc-single', tmp_path / 'absent')
+
+
+def test_a_single_model_needs_validation_scores_in_the_cards(tmp_path):
+    path = _member(tmp_path, 0)
+    card = zinc_card({'name': 'zinc_subset'}, featurizer='ogb')
+    save_model(path, tiny_model(0, featurizer='ogb'), card)  # no evaluation
+    with pytest.raises(CheckpointError, match='no validation score in its '
+                       'model card'):
+        bundled_model_paths('zinc-single', tmp_path)
+
+
+def test_shipped_zinc_takes_a_csv_run_of_zinc_molecules(tmp_path):
+    """The bundled 'zinc' model is trained on a CSV of ZINC-subset's
+    molecules with OGB features: such a run (results.json's benchmark) fits;
+    a run of the ZINC dataset with the ZINC featurizer does not."""
+    import json
+
+    import yaml
+
+    from benchmarks.bundling.build import BundleError, _read_run
+    from graphormer_sepnorm.bundled import get_bundled_model
+
+    from bundle_helpers import write_run
+    zinc_run = write_run(tmp_path / 'zinc_run', seed=0)
+    with pytest.raises(BundleError, match="featurizer 'zinc'.* needs "
+                       "'zinc_subset' \\('ogb'"):
+        _read_run(get_bundled_model('zinc'), zinc_run, None)
+    csv_run = tmp_path / 'csv_run'
+    csv_run.mkdir()
+    data = {'name': 'csv', 'path': 'data/zinc_subset_smiles.csv'}
+    save_model(csv_run / 'model.safetensors', tiny_model(0, featurizer='ogb'),
+               zinc_card(data, featurizer='ogb'))
+    (csv_run / 'config.yaml').write_text(yaml.safe_dump({'data': data}))
+    results = json.loads((zinc_run / 'results.json').read_text())
+    (csv_run / 'results.json').write_text(json.dumps(
+        {**results, 'dataset': 'csv', 'benchmark': 'zinc_subset'}))
+    assert _read_run(get_bundled_model('zinc'), csv_run, None).seed == 0

@@ -34,7 +34,9 @@ def test_rows_come_from_the_cards(tmp_path):
         'val': {'metric': 'mae', 'value': 0.38877, 'num_graphs': 1000},
         'test': {'metric': 'mae', 'value': 0.42854, 'num_graphs': 1000}})
     lines = bundled_models_markdown(tmp_path).splitlines()
-    assert len(lines) == 4  # header, rule, the member, molhiv without one
+    # header, rule, the member, zinc-single (that member), molhiv and
+    # molhiv-single without one
+    assert len(lines) == 6
     size = f'{path.stat().st_size / 1e6:.2f} MB'
     # What the model predicts is its registry entry's description.
     assert lines[2] == (
@@ -43,10 +45,30 @@ def test_rows_come_from_the_cards(tmp_path):
         f'run, SepNorm, seed 2: 36 epochs, 5,652 steps, 26.7 CPU minutes '
         f'(Test CPU (2 cores)) | MAE 0.3888 (1,000 graphs) | MAE 0.4285 '
         f'(1,000 graphs) | a \\| note |')
-    assert lines[3].startswith(
-        '| `molhiv` | probability of HIV replication inhibition '
-        '(ogbg-molhiv, binary) | molhiv | none shipped yet')
+    assert lines[3] == (
+        f'| `zinc-single` | {BUNDLED_MODELS["zinc-single"].description} '
+        f'| zinc_subset | `zinc_seed2.safetensors` of `zinc` (the best '
+        f'validation score of its members, row above) | | | | |')
+    assert lines[4].startswith(
+        f'| `molhiv` | {BUNDLED_MODELS["molhiv"].description} | molhiv '
+        f'| none shipped yet')
+    assert lines[5].startswith('| `molhiv-single` |')
     assert lines[0].split(' | ')[:3] == ['| name', 'predicts', 'dataset']
+
+
+def test_an_ensemble_says_its_note_once_and_its_single_is_the_best(
+        tmp_path):
+    """Three members (validation MAE 0.5, 0.3, 0.4): the note is written on
+    the first row only, and zinc-single is seed 1, the lowest MAE."""
+    for seed, value in enumerate((0.5, 0.3, 0.4)):
+        _member(tmp_path, seed, {'val': {'metric': 'mae', 'value': value,
+                                         'num_graphs': 10}})
+    lines = bundled_models_markdown(tmp_path).splitlines()
+    assert [line.endswith('| a \\| note |') for line in lines[2:5]] == [
+        True, False, False]
+    assert [line.endswith('| as above |') for line in lines[2:5]] == [
+        False, True, True]
+    assert '| `zinc_seed1.safetensors` of `zinc` (the best' in lines[5]
 
 
 def test_a_fine_tuned_member_names_its_backbone(tmp_path):

@@ -1,0 +1,138 @@
+r"""The rule that chooses the bundled models, and its table in
+``scripts/README.md``.
+
+On MolHIV's scaffold split one run's validation score is a weak guide to
+its test score, so the bundled models are not one run's best. The rule
+chooses a *family* (one row of the results table: dataset, norm, config,
+featurizer and variant, over its seeds) by its **mean** best-validation
+metric over seeds, among the Graphormer families with at least
+:data:`MIN_SEEDS` seeds, and ships that family's seed ensemble: the mean of
+its members' predictions, with their spread as a per-molecule uncertainty.
+Test plays no part in the choice; the table reports it afterwards.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Sequence
+
+from .results import mean_std, metric_format, metric_name
+from .runs import Group
+
+#: Bundled model name -> the benchmark (results-table dataset) its family is
+#: chosen on.
+BUNDLED_BENCHMARKS = {'molhiv': 'molhiv', 'zinc': 'zinc_subset'}
+
+#: Fewest seeds a family needs to be chosen: a mean over one seed would be
+#: one run's best again.
+MIN_SEEDS = 2
+
+
+def mean_val(group: Group) -> float:
+    r"""The mean best-validation metric of :obj:`group`'s seeds."""
+    return statistics.fmean(group.best_val)
+
+
+def candidates(groups: Sequence[Group], dataset: str) -> list[Group]:
+    r"""The Graphormer families of :obj:`dataset` that the rule may choose
+    (at least :data:`MIN_SEEDS` seeds, every one with a validation score),
+    best mean validation first; a tie goes to the smaller spread over
+    seeds, then to the label."""
+    pool = [g for g in groups if g.dataset == dataset and g.is_graphormer
+            and len(g.runs) >= MIN_SEEDS
+            and all(v is not None and not math.isnan(v) for v in g.best_val)]
+
+    def key(g: Group) -> tuple:
+        sign = -1.0 if g.higher_is_better else 1.0
+        return sign * mean_val(g), statistics.stdev(g.best_val), g.label
+
+    return sorted(pool, key=key)
+
+
+@dataclass
+class FamilyChoice:
+    r"""The family chosen for the bundled model :obj:`name`, with the
+    candidates it was chosen from (best first)."""
+    name: str
+    dataset: str
+    ranked: list[Group]
+
+    @property
+    def chosen(self) -> Group:
+        return self.ranked[0]
+
+
+def choose_families(groups: Sequence[Group]) -> dict[str, FamilyChoice]:
+    r"""The chosen family of every bundled model whose benchmark has a
+    candidate (:func:`candidates`), by bundled name."""
+    choices = {}
+    for name, dataset in BUNDLED_BENCHMARKS.items():
+        ranked = candidates(groups, dataset)
+        if ranked:
+            choices[name] = FamilyChoice(name, dataset, ranked)
+    return choices
+
+
+def bundle_choice_markdown(groups: Sequence[Group]) -> str:
+    r"""Per bundled model, every candidate family with its seeds, mean
+    validation (the rule's criterion), and afterwards its members' test
+    mean and its seed ensemble's test score, the chosen one marked; then a
+    sentence per model naming what it ships."""
+    from .test_predictions import seed_ensemble
+    lines = ['| bundled model | family (chosen first) | seeds | validation, '
+             'mean ± std (the rule) | test, mean ± std of the members '
+             '| test of the seed ensemble |',
+             '| --- | --- | --- | --- | --- | --- |']
+    sentences = []
+    for name, choice in choose_families(groups).items():
+        for group in choice.ranked:
+            scale, digits = metric_format(group)
+            report = seed_ensemble(group.runs)
+            ensemble = ('n/a' if report is None else
+                        f'{report.metric * scale:.{digits}f}')
+            label = group.label
+            if group is choice.chosen:
+                label = f'**{label}** (chosen)'
+            lines.append(
+                f'| `{name}` | {label} '
+                f'| {",".join(map(str, group.seeds))} '
+                f'| {mean_std(group.best_val, scale, digits)} '
+                f'| {mean_std(group.test, scale, digits)} | {ensemble} |')
+        chosen = choice.chosen
+        scale, digits = metric_format(chosen)
+        sentences.append(
+            f'- `--model {name}`: the seed ensemble of {chosen.label} on '
+            f'{choice.dataset} (seeds {", ".join(map(str, chosen.seeds))}), '
+            f'best of {len(choice.ranked)} families by mean validation '
+            f'{metric_name(chosen)} '
+            f'({mean_val(chosen) * scale:.{digits}f}).')
+    if len(lines) == 2:
+        return ''
+    return '\n'.join(lines) + '\n\n' + '\n'.join(sentences) + '\n'
+
+
+def card_note(name: str, runs_root: str = 'benchmarks/results/runs') -> str:
+    r"""The model-card note of the members of the bundled ensemble
+    :obj:`name`: the rule, every candidate family's mean validation, and
+    the chosen family's seed-ensemble test score, from the committed runs
+    below :obj:`runs_root`."""
+    from .runs import group_runs, load_runs
+    from .test_predictions import seed_ensemble
+    choice = choose_families(group_runs(load_runs(runs_root)))[name]
+    chosen = choice.chosen
+    scale, digits = metric_format(chosen)
+    plan = chosen.runs[0].get('protocol', {}).get('plan')
+    families = '; '.join(
+        f'{g.label} {mean_std(g.best_val, scale, digits)}'
+        for g in choice.ranked)
+    report = seed_ensemble(chosen.runs)
+    test = ('' if report is None else
+            f' Test {metric_name(chosen)} of the seed ensemble, from the '
+            f"runs' test predictions: {report.metric * scale:.{digits}f}.")
+    return (f'A member of the seed ensemble (seeds '
+            f'{", ".join(map(str, chosen.seeds))}) of {chosen.label} '
+            f'(plan {plan}), the Graphormer family with the best mean '
+            f'validation {metric_name(chosen)} over seeds on '
+            f'{choice.dataset} (benchmarks/analysis/bundle_choice.py); mean '
+            f'± std over seeds: {families}.{test}')
