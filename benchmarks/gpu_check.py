@@ -213,8 +213,8 @@ class Check:
             # ZINC-subset only (processing MolHIV's 41k molecules would take
             # most of the dry run; the reference step reads it).
             self._throughput('throughput_eager', [
-                '--datasets', 'zinc_subset', '--precision', '32', 'bf16',
-                '--batch-sizes', '16', '32'], 180)
+                '--precision', '32', 'bf16', '--batch-sizes', '16', '32'],
+                180, datasets=('zinc_subset', ))
         else:
             self._throughput('throughput_eager', [
                 '--precision', '32', 'bf16', '--buckets', '1', '4'], 100)
@@ -225,8 +225,8 @@ class Check:
         compiles on the CPU)."""
         if not self.tiny:
             self._throughput('throughput_compiled', [
-                '--datasets', 'zinc_subset', '--precision', 'bf16',
-                '--compile', 'on'], 100)
+                '--precision', 'bf16', '--compile', 'on'], 100,
+                datasets=('zinc_subset', ))
 
     def throughput_large(self) -> None:
         r"""Batches of 1,024 graphs (bf16, one and four buckets): how far
@@ -236,12 +236,14 @@ class Check:
                 '--precision', 'bf16', '--batch-sizes', '1024', '--buckets',
                 '1', '4'], 80)
 
-    def _throughput(self, label: str, extra: list[str],
-                    timeout: float) -> None:
-        r"""One run of ``train_throughput.py``; its settings (those it
-        finished, if stopped by the time limit) join ``throughput.json``."""
+    def _throughput(self, label: str, extra: list[str], timeout: float,
+                    datasets: tuple[str, ...] = ('zinc_subset', 'molhiv')
+                    ) -> None:
+        r"""One run of ``train_throughput.py`` on :obj:`datasets`; its
+        settings (those it finished, if stopped by the time limit) join
+        ``throughput.json``."""
         common = [PYTHON, 'benchmarks/train_throughput.py', '--devices',
-                  self.device, '--datasets', 'zinc_subset', 'molhiv',
+                  self.device, '--datasets', *datasets,
                   '--data-root', str(self.work / 'data'), '--zinc-source',
                   str(self.data['zinc']), '--molhiv-source',
                   str(self.data['molhiv']), '--workers', str(self.workers)]

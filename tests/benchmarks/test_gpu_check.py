@@ -60,6 +60,30 @@ def test_training_steps_come_from_the_measured_rate(tmp_path):
     assert check._steps_that_fit() == 4000  # 50/s x 100 s x 0.8
 
 
+@pytest.mark.parametrize('tiny, step, datasets', [
+    (True, 'throughput', ['zinc_subset']),
+    (False, 'throughput', ['zinc_subset', 'molhiv']),
+    (False, 'throughput_compiled', ['zinc_subset']),
+    (False, 'throughput_large', ['zinc_subset', 'molhiv'])])
+def test_throughput_steps_name_their_datasets_once(tmp_path, tiny, step,
+                                                   datasets):
+    """Each throughput step gives train_throughput.py one --datasets list
+    (not a default overridden by a later one)."""
+    check = object.__new__(gpu_check.Check)
+    check.out = check.work = tmp_path
+    check.tiny, check.device, check.workers = tiny, 'cpu', 0
+    check.data = {'zinc': tmp_path / 'z', 'molhiv': tmp_path / 'm'}
+    commands = []
+    check.run = lambda name, command, timeout: commands.append(command)
+    getattr(check, step)()
+    (command, ) = commands
+    assert command.count('--datasets') == 1
+    start = command.index('--datasets') + 1
+    end = next(i for i in range(start, len(command))
+               if command[i].startswith('--'))
+    assert command[start:end] == datasets
+
+
 def test_a_skipped_test_fails_the_step_on_a_gpu():
     # The first GPU run's tests step passed with 17 of 18 tests skipped
     # (no shared data there).
