@@ -151,7 +151,8 @@ def main(argv: Optional[Sequence[str]] = None,
 
     from ..checkpoint import CheckpointError
     from ..predict.embeddings import check_embeddings_path
-    from ..predict.pipeline import check_embeddings, predict_file
+    from ..predict.pipeline import (PredictFileOptions, check_embeddings,
+                                    predict_file)
     from ..predict.prediction import PredictionError
     from ..predict.predictor import Predictor
     from ..predict.shards import Shard
@@ -182,13 +183,14 @@ def main(argv: Optional[Sequence[str]] = None,
         if args.smiles is not None:
             return _predict_smiles(predictor, args)
         output = args.output or '-'
-        summary = predict_file(
-            predictor, args.input, output, smiles_column=args.smiles_column,
-            input_format=args.input_format, batch_size=args.batch_size,
-            chunk_size=args.chunk_size, num_workers=args.num_workers,
-            resume=args.resume, shard=args.shard, top=args.top, by=args.by,
+        summary = predict_file(predictor, args.input, output,
+                               PredictFileOptions(
+            smiles_column=args.smiles_column, input_format=args.input_format,
+            batch_size=args.batch_size, chunk_size=args.chunk_size,
+            num_workers=args.num_workers, resume=args.resume,
+            shard=args.shard, top=args.top, by=args.by,
             ascending=args.ascending, progress=not args.quiet,
-            embeddings=args.embeddings)
+            embeddings=args.embeddings))
     except (CheckpointError, PredictionError) as error:
         return _fail(str(error))
     except KeyboardInterrupt:
