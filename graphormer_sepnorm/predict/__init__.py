@@ -58,6 +58,7 @@ from .readers import INPUT_FORMATS, MoleculeReader
 from .shards import Shard
 
 __all__ = ['Predictor', 'EnsemblePredictor', 'Prediction', 'PredictionError',
-           'PredictionSummary', 'PredictFileOptions', 'predict_file', 'merge_predictions', 'Shard',
+           'PredictionSummary', 'PredictFileOptions', 'predict_file',
+           'merge_predictions', 'Shard',
            'MoleculeReader', 'INPUT_FORMATS', 'collate', 'prediction_columns',
            'PREDICTION_COLUMN', 'ERROR_COLUMN', 'STD_SUFFIX']

@@ -103,14 +103,11 @@ class EnsemblePredictor(PredictorBase):
                     f"once")
             seen[member.fingerprint] = member
         self.members = members
-        # What the members share; the prediction methods of PredictorBase read
-        # these (one featurization for all members).
-        self.card = first.card
-        self.device = first.device
-        self.featurizer_name = first.featurizer_name
-        self.max_nodes = first.max_nodes
-        self.num_outputs = first.num_outputs
-        self.task = first.task
+        # What the members share (card: the first one's); the prediction
+        # methods of PredictorBase read these (one featurization for all).
+        for name in ('card', 'device', 'featurizer_name', 'max_nodes',
+                     'num_outputs', 'task'):
+            setattr(self, name, getattr(first, name))
         # One layout for every member when they walk the same hops; else
         # each member's model lays the batch out itself.
         layouts = {tuple(sorted(m._layout.items())) for m in members}

@@ -9,9 +9,7 @@ import sys
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Protocol, Union
-
-import torch
+from typing import Any, Iterator, Optional, Union
 
 from .embeddings import EmbeddingWriter
 from .molecules import SDF
@@ -20,7 +18,7 @@ from .readers import MoleculeReader
 from .run_record import RunRecord, write_record
 from .shards import Shard
 from .top_k import TopK, TopKFile
-from .workers import Chunk, ChunkFunction, stream_chunks
+from .workers import Chunk, stream_chunks
 from .writers import STDOUT, CsvWriter
 
 __all__ = ['PredictFileOptions', 'PredictionSummary', 'ChunkPredictor',
@@ -29,38 +27,14 @@ __all__ = ['PredictFileOptions', 'PredictionSummary', 'ChunkPredictor',
 PathLike = Union[str, Path]
 
 
-class ChunkPredictor(Protocol):
-    r"""What :func:`~graphormer_sepnorm.predict.predict_file` uses of its
-    predictor, a :class:`~graphormer_sepnorm.predict.Predictor` or an
-    :class:`~graphormer_sepnorm.predict.EnsemblePredictor`: the predictor's
-    :meth:`~graphormer_sepnorm.predict.Predictor.predict_file` calls
-    :mod:`~graphormer_sepnorm.predict.pipeline`, which therefore names no
-    predictor class."""
-    device: torch.device
-    source: Optional[str]
-    num_outputs: int
-
-    @property
-    def prediction_columns(self) -> list[str]: ...
-
-    @property
-    def output_columns(self) -> list[str]: ...
-
-    @property
-    def with_std(self) -> bool: ...
-
-    @property
-    def embedding_columns(self) -> list[str]: ...
-
-    @property
-    def fingerprint(self) -> str: ...
-
-    def check_sizes(self, batch_size: int,
-                    chunk_size: Optional[int]) -> int: ...
-
-    def chunk_functions(self, batch_size: int, predict: bool = True,
-                        embed: bool = False
-                        ) -> tuple[ChunkFunction, Callable[[Any], Any]]: ...
+#: What :func:`~graphormer_sepnorm.predict.predict_file` takes as its
+#: predictor: a :class:`~graphormer_sepnorm.predict.running.PredictorBase`
+#: (a :class:`~graphormer_sepnorm.predict.Predictor` or an
+#: :class:`~graphormer_sepnorm.predict.EnsemblePredictor`), which calls it
+#: and so is not imported here. Used: :attr:`device`, :attr:`source`,
+#: :attr:`num_outputs`, the column names, :attr:`with_std`,
+#: :attr:`fingerprint`, :meth:`check_sizes` and :meth:`chunk_functions`.
+ChunkPredictor = Any
 
 
 @dataclass
@@ -142,7 +116,8 @@ class PredictionSummary:
         embeddings (str, optional): The embedding file written, if any.
         renamed (dict, optional): The output columns written under another
             name because the input has a column of theirs (see
-            :func:`~graphormer_sepnorm.predict.predict_file`), as :obj:`{name: written name}`.
+            :func:`~graphormer_sepnorm.predict.predict_file`), as
+            :obj:`{name: written name}`.
     """
     output: str
     rows: int = 0
@@ -169,8 +144,6 @@ class FileRun:
         self.record = record
         self.summary = summary
         self.options = options
-        self.chunk_size: int = options.chunk_size
-        self.shard: Optional[Shard] = options.shard
         top, self.score_index = ranking or (None, 0)
         self.top = (TopKFile(top, summary.output, record)
                     if top is not None else None)
@@ -220,20 +193,20 @@ class FileRun:
         r"""This run's chunks from the first with rows not yet done; the
         context of each is :obj:`(first row number, first owned index,
         fields)`."""
-        owned = 0
+        owned, size, shard = 0, self.options.chunk_size, self.options.shard
         for number in range(sys.maxsize):
-            block = list(islice(rows, self.chunk_size))
+            block = list(islice(rows, size))
             if not block:
                 return
             self.input_rows += len(block)
-            if self.shard is not None and not self.shard.owns(number):
+            if shard is not None and not shard.owns(number):
                 continue
             first_owned, owned = owned, owned + len(block)
             if owned <= done:
                 continue
             yield Chunk([molecule for _, molecule in block],
                         self.reader.kind,
-                        (number * self.chunk_size + 1, first_owned,
+                        (number * size + 1, first_owned,
                          [fields for fields, _ in block]))
 
     def _write(self, chunk: Chunk, result: ChunkResult, done: int) -> int:

@@ -135,7 +135,8 @@ def predict_file(predictor: ChunkPredictor, input_path: PathLike,
                      'chunk_size': options.chunk_size,
                      'device': predictor.device.type,
                      'shard': str(shard) if shard else None, 'top': top,
-                     'by': by, 'ascending': options.ascending if top else None},
+                     'by': by,
+                     'ascending': options.ascending if top else None},
             columns=([free_name(ROW_COLUMN, columns)] + columns[:-1])
             if ranking else columns)
         summary = PredictionSummary(

@@ -169,7 +169,6 @@ class Predictor(PredictorBase):
         return cls.from_checkpoints(bundled_member_paths(name, directory),
                                     device=device)
 
-
     # The model ##############################################################
 
     @property

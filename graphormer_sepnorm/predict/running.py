@@ -1,18 +1,7 @@
-r"""What every predictor does with molecules, one model or an ensemble
-(:class:`PredictorBase`): featurize them once, sort them by size, batch
-them, run the members' encoders and turn the outputs into
-:class:`~.prediction.Prediction` values, in memory (:meth:`predict`,
-:meth:`embed`) or file to file (:meth:`predict_file`, through
-:mod:`~.pipeline`).
-
-Molecules are featurized straight into NumPy arrays, sorted by size within
-chunks of :obj:`chunk_size` consecutive molecules (so that each batch is
-padded little: attention costs grow with the square of the largest graph of
-a batch), batched without :class:`~torch_geometric.data.Data` objects and
-run under :func:`torch.inference_mode`, on one thread on CPU (several cores
-are used by worker processes). A chunk's predictions depend only on the
-chunk, so they are the same bit for bit however the chunks are spread over
-worker processes, shards or resumed runs.
+r""":class:`PredictorBase`: what every predictor, one model or an ensemble,
+does with molecules, in memory (:meth:`~PredictorBase.predict`,
+:meth:`~PredictorBase.embed`) or file to file
+(:meth:`~PredictorBase.predict_file`, through :mod:`~.pipeline`).
 """
 from __future__ import annotations
 
@@ -29,9 +18,8 @@ from ..checkpoint import ModelCard
 from ..data.molecule_graphs import Graph, GraphBatch, collate, prepare_graph
 from .molecules import SMILES, FeaturizedChunk, featurize_molecules
 from .pipeline import PredictFileOptions, PredictionSummary, predict_file
-from .prediction import (ChunkResult, Prediction,
-                         PredictionError, molecule_values, output_columns,
-                         prediction_columns)
+from .prediction import (ChunkResult, Prediction, PredictionError,
+                         molecule_values, output_columns, prediction_columns)
 from .workers import Chunk, ChunkFunction, single_thread, stream_chunks
 
 __all__ = ['PredictorBase', 'is_device_error']
@@ -43,6 +31,16 @@ class PredictorBase:
     r"""What :class:`~graphormer_sepnorm.predict.Predictor` (one model) and
     :class:`~graphormer_sepnorm.predict.EnsemblePredictor` (several) share:
     everything but loading the models and naming their embeddings.
+
+    Molecules are featurized straight into NumPy arrays, sorted by size
+    within chunks of :obj:`chunk_size` consecutive molecules (so that each
+    batch is padded little: attention costs grow with the square of the
+    largest graph of a batch), batched without
+    :class:`~torch_geometric.data.Data` objects and run under
+    :func:`torch.inference_mode`, on one thread on CPU (several cores are
+    used by worker processes). A chunk's predictions depend only on the
+    chunk, so they are the same bit for bit however the chunks are spread
+    over worker processes, shards or resumed runs.
 
     Every input molecule gets one :class:`Prediction`, in input order: its
     value (regression: the property in the units of the training targets,
