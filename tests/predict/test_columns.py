@@ -57,7 +57,7 @@ def test_bundled_zinc_keeps_the_labels_of_its_target(zinc_smiles, tmp_path,
     smiles = zinc_smiles[:12] + ['not a smiles'] + zinc_smiles[12:20]
     src = _labelled_csv(tmp_path / 'labelled.csv', smiles, 'prediction')
     out = tmp_path / 'out.csv'
-    assert cli.main(['--model', 'zinc', '--input', str(src), '--output',
+    assert cli.predict_main(['--model', 'zinc', '--input', str(src), '--output',
                      str(out), '--num-workers', '0', '--quiet']) == 0
     written, given = _rows(out), _rows(src)
     assert written[0] == given[0] + ['prediction_pred', 'error_pred']
@@ -133,7 +133,7 @@ def test_top_k_ranks_by_the_renamed_column(zinc, zinc_smiles, tmp_path):
 
 def test_help_states_the_rule(capsys):
     with pytest.raises(SystemExit):
-        cli.main(['--help'])
+        cli.predict_main(['--help'])
     text = ' '.join(capsys.readouterr().out.split())
     assert 'keeps every input column unchanged' in text
     assert '<column>_pred' in text

@@ -202,14 +202,14 @@ def test_command_line(zinc_ckpt, zinc, molecules, tmp_path, capsys):
     src = tmp_path / 'in.smi'
     src.write_text('\n'.join(molecules) + '\n')
     emb = tmp_path / 'emb.npy'
-    assert cli.main(['--checkpoint', str(zinc_ckpt), '--input', str(src),
+    assert cli.predict_main(['--checkpoint', str(zinc_ckpt), '--input', str(src),
                      '--output', str(tmp_path / 'pred.csv'), '--embeddings',
                      str(emb), '--num-workers', '0', '--quiet']) == 0
     assert f'embeddings in {emb}' in capsys.readouterr().err
     _equal_with_nan(np.load(emb), reference(zinc.model, molecules))
     # --smiles: the table as before, and the embeddings file.
     emb_csv = tmp_path / 'few.csv'
-    assert cli.main(['--checkpoint', str(zinc_ckpt), '--smiles', 'CCO',
+    assert cli.predict_main(['--checkpoint', str(zinc_ckpt), '--smiles', 'CCO',
                      BAD[0], 'c1ccccc1O', '--embeddings', str(emb_csv)]) == 0
     assert capsys.readouterr().out.startswith('smiles')
     with open(emb_csv, newline='') as f:
@@ -218,7 +218,7 @@ def test_command_line(zinc_ckpt, zinc, molecules, tmp_path, capsys):
     _equal_with_nan(np.array([row[1:] for row in rows[1:]], np.float32),
                     reference(zinc.model, ['CCO', BAD[0], 'c1ccccc1O']))
     # Refused before the model is loaded.
-    assert cli.main(['--checkpoint', str(zinc_ckpt), '--input', str(src),
+    assert cli.predict_main(['--checkpoint', str(zinc_ckpt), '--input', str(src),
                      '--output', str(tmp_path / 'p2.csv'), '--top', '3',
                      '--by', 'prediction', '--embeddings', str(emb)]) == 2
     assert 'cannot be combined with --top' in capsys.readouterr().err
