@@ -39,10 +39,10 @@ inside a function (``tests/predict/test_layers.py`` checks both):
   featurizing, batching, predictions and embeddings, and
   :meth:`Predictor.predict_file` through :mod:`~.pipeline`),
   :mod:`~.ensemble` (:class:`EnsemblePredictor`, several models averaged,
-  with their spread, the :obj:`<column>_std` columns), :mod:`~.loading`
-  (the member files of a bundled model, checked against the registry);
+  with their spread, the :obj:`<column>_std` columns);
 * :mod:`~.predictor` (:class:`Predictor`: a model and its card, loaded from
-  a checkpoint, several (an ensemble) or a bundled model).
+  a checkpoint, several (an ensemble) or a bundled model, whose member
+  files are checked against the registry first).
 
 The command lines (:obj:`scripts/predict.py`,
 :obj:`scripts/merge_predictions.py`) are :mod:`graphormer_sepnorm.cli.predict`.

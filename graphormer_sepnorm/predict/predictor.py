@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Optional, Sequence, Union
 import numpy as np
 import torch
 
-from ..checkpoint import (CheckpointError, ModelCard, load_model,
+from ..bundled import bundled_model_paths, get_bundled_model
+from ..checkpoint import (CheckpointError, ModelCard, load_model, read_card,
                           refuse_backbone, resolve_model_file)
 from ..data.datasets import destandardize
 from ..data.featurize import get_featurizer
 from ..data.molecule_graphs import GraphBatch
 from .ensemble import EnsemblePredictor
-from .loading import bundled_member_paths
 from .prediction import PredictionError
 from .running import PathLike, PredictorBase
 
@@ -164,10 +164,22 @@ class Predictor(PredictorBase):
             BundledModelNotInstalled: If none of its members is installed
                 (the message says how to train and bundle one).
             CheckpointError: If a member's card does not name the
-                registered featurizer and task.
+                registered featurizer and task (read from the cards alone,
+                before any weights are loaded).
         """
-        return cls.from_checkpoints(bundled_member_paths(name, directory),
-                                    device=device)
+        entry = get_bundled_model(name)
+        paths = bundled_model_paths(entry.name, directory)  # Seed order.
+        for path in paths:
+            card, _ = read_card(path)
+            if (card.featurizer.strip().lower() != entry.featurizer
+                    or card.task != entry.task):
+                raise CheckpointError(
+                    f"{path} is installed as a member of the bundled "
+                    f"'{entry.name}' model but its card says "
+                    f"featurizer={card.featurizer!r}, task={card.task!r} "
+                    f"(expected {entry.featurizer!r}, {entry.task!r}); "
+                    f"replace it with the right checkpoint")
+        return cls.from_checkpoints(paths, device=device)
 
     # The model ##############################################################
 

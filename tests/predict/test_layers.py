@@ -21,7 +21,7 @@ LAYERS = {
     'prediction': 0, 'molecules': 0, 'workers': 0,
     'readers': 1, 'writers': 1, 'run_record': 1, 'shards': 1, 'top_k': 1,
     'embeddings': 1, 'file_run': 1, 'pipeline': 1, 'merge': 1,
-    'running': 2, 'ensemble': 2, 'loading': 2,
+    'running': 2, 'ensemble': 2,
     'predictor': 3,
     '__init__': 4,
 }
