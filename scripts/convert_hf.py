@@ -17,9 +17,9 @@ Needs the optional dependency ``transformers`` (``pip install
 """
 import sys
 
-from graphormer_sepnorm.cli.convert import build_parser, main
+from graphormer_sepnorm.cli.convert import convert_main, convert_parser
 
-__all__ = ['build_parser', 'main']
+__all__ = ['convert_parser', 'convert_main']
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(convert_main())

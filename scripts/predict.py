@@ -24,9 +24,10 @@ from pathlib import Path
 # Runs from a checkout without installation too.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graphormer_sepnorm.cli.predict import build_parser, main  # noqa: E402
+from graphormer_sepnorm.cli.predict import (  # noqa: E402
+    predict_main, predict_parser)
 
-__all__ = ['build_parser', 'main']
+__all__ = ['predict_parser', 'predict_main']
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(predict_main())

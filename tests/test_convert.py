@@ -250,13 +250,13 @@ def test_own_preprocessing(molecules):
 
 
 def test_cli(tmp_path, molecules):
-    from graphormer_sepnorm.cli import convert as convert_hf
+    from graphormer_sepnorm.cli.convert import convert_main
     reference = random_reference(True, 'multi_hop').float()
     reference.save_pretrained(tmp_path / 'hf')
     out = tmp_path / 'model.safetensors'
-    convert_hf.main(['--input', str(tmp_path / 'hf'), '--output', str(out),
-                     '--featurizer', 'ogb', '--task', 'binary',
-                     '--spatial-pos-max', '20'])
+    convert_main(['--input', str(tmp_path / 'hf'), '--output', str(out),
+                  '--featurizer', 'ogb', '--task', 'binary',
+                  '--spatial-pos-max', '20'])
     model, card = load_model(out)
     assert card.featurizer == 'ogb' and card.task == 'binary'
     with torch.no_grad():
@@ -265,8 +265,8 @@ def test_cli(tmp_path, molecules):
     got = ours_output(model, molecules)
     assert relative_error(got, expected) < 1e-4  # Saved in float32.
     sep_out = tmp_path / 'sep.safetensors'
-    convert_hf.main(['--input', str(tmp_path / 'hf'), '--output',
-                     str(sep_out), '--task', 'binary', '--sepnorm'])
+    convert_main(['--input', str(tmp_path / 'hf'), '--output',
+                  str(sep_out), '--task', 'binary', '--sepnorm'])
     sep, _ = load_model(sep_out)
     assert sep.config['norm'] == 'sep'
     assert not math.isnan(float(ours_output(sep, molecules).sum()))

@@ -3,9 +3,11 @@ one program whose subcommands are the command lines of ``scripts/*.py``,
 for an installed package, which has no ``scripts/`` folder.
 
 :data:`COMMANDS` is the whole table: a subcommand is a name, the
-``module:function`` that runs it and a one-line summary for the overview.
-Each function takes ``(argv, prog)`` and returns the exit status, and is the
-same function its script calls, so ``graphormer-sepnorm predict --help``
+``module:<command>_main`` function that runs it and a one-line summary for
+the overview. Each function takes ``(argv, prog)`` and returns the exit
+status, builds its parser with the ``<command>_parser(prog)`` beside it
+(options that several share come from :mod:`.options`), and is the same
+function its script calls, so ``graphormer-sepnorm predict --help``
 shows the help of ``python scripts/predict.py --help`` under the program
 name ``graphormer-sepnorm predict``. A subcommand's module is imported only
 when that subcommand runs: the overview and ``--version`` start without
@@ -20,7 +22,7 @@ from typing import NamedTuple, Optional, Sequence
 
 from .. import __version__
 
-__all__ = ['Command', 'COMMANDS', 'build_parser', 'run_command', 'main']
+__all__ = ['Command', 'COMMANDS', 'command_parser', 'run_command', 'main']
 
 
 class Command(NamedTuple):
@@ -46,16 +48,16 @@ COMMANDS: dict[str, Command] = {
                         'pretrain a backbone without labels on SMILES'),
     'evaluate': Command('.train:evaluate_main',
                         're-evaluate a trained model on a dataset split'),
-    'predict': Command('.predict:main',
+    'predict': Command('.predict:predict_main',
                        'predict properties of molecules from SMILES'),
     'merge': Command('.predict:merge_main',
                      "merge the outputs of 'predict --shard K/N' runs"),
-    'convert-hf': Command('.convert:main',
+    'convert-hf': Command('.convert:convert_main',
                           'convert a Hugging Face Graphormer to a checkpoint'),
 }
 
 
-def build_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
+def command_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
     r"""The parser of the first argument: the subcommand, or an option of
     the overview (:func:`main` gives the rest to the subcommand);
     :obj:`prog` defaults to the running program's name."""
@@ -90,7 +92,7 @@ def main(argv: Optional[Sequence[str]] = None,
          prog: Optional[str] = None) -> int:
     r"""Runs ``graphormer-sepnorm [COMMAND ARGS ...]``; returns the exit
     status of the subcommand (argparse exits with 2 on an unknown one)."""
-    parser = build_parser(prog)
+    parser = command_parser(prog)
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv:
         parser.error(f"no COMMAND given; choose one of {', '.join(COMMANDS)}"

@@ -5,14 +5,14 @@ optionally :func:`~graphormer_sepnorm.convert.to_sepnorm`)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Optional, Sequence, Union
 
 from ..checkpoint import ModelCard, save_model
 from ..convert.sepnorm import to_sepnorm
 from ..convert.weights import convert_graphormer
+from .options import fail
 
-__all__ = ['build_parser', 'main']
+__all__ = ['convert_parser', 'convert_main']
 
 DESCRIPTION = (
     'Convert a Hugging Face Graphormer (a directory written by\n'
@@ -28,7 +28,7 @@ def _spatial_pos_max(text: str) -> Union[str, int, None]:
     return int(text)
 
 
-def build_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
+def convert_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
     r"""The parser of :obj:`scripts/convert_hf.py`; :obj:`prog` names the
     program in the usage line (default: the running script's name)."""
     parser = argparse.ArgumentParser(
@@ -87,11 +87,11 @@ def build_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None,
-         prog: Optional[str] = None) -> int:
+def convert_main(argv: Optional[Sequence[str]] = None,
+                 prog: Optional[str] = None) -> int:
     r"""Runs :obj:`scripts/convert_hf.py`; returns the exit status (2 with a
     one-line message when the input cannot be converted)."""
-    args = build_parser(prog).parse_args(argv)
+    args = convert_parser(prog).parse_args(argv)
     try:
         model = convert_graphormer(
             args.input, featurizer=args.featurizer,
@@ -101,8 +101,7 @@ def main(argv: Optional[Sequence[str]] = None,
             out_channels=args.out_channels, directed=args.directed,
             strict=args.strict)
     except (ImportError, FileNotFoundError, ValueError) as error:
-        print(f'error: {error}', file=sys.stderr)
-        return 2
+        return fail(error)
     if args.sepnorm:
         model = to_sepnorm(model, args.graph_token_norm, args.node_token_norm,
                            args.sepnorm_positions)

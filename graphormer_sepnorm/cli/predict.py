@@ -12,13 +12,15 @@ import argparse
 import sys
 from typing import Optional, Sequence
 
-__all__ = ['build_parser', 'main', 'build_merge_parser', 'merge_main']
+from .options import add_batch_size, add_device, add_quiet, fail
+
+__all__ = ['predict_parser', 'predict_main', 'merge_parser', 'merge_main']
 
 # Exit status of an interrupted run (128 + SIGINT), as shells report it.
 _INTERRUPTED = 130
 
 
-def build_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
+def predict_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
     r"""The parser of :obj:`scripts/predict.py`; :obj:`prog` names the
     program in the usage line (default: the running script's name)."""
     from ..bundled import BUNDLED_MODELS
@@ -114,44 +116,42 @@ def build_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
     parser.add_argument('--ascending', action='store_true',
                         help='with --top: lower values are better (default: '
                         'higher)')
-    parser.add_argument('--batch-size', type=int, default=128, metavar='N',
-                        help='molecules per forward pass (default: 128)')
+    add_batch_size(parser, 128)
     parser.add_argument('--chunk-size', type=int, metavar='N',
                         help='consecutive molecules sorted by size and '
                         'predicted together (default: max(1024, 8 x '
                         'batch size))')
-    parser.add_argument('--device', default='cpu',
-                        help='torch device, e.g. cpu or cuda (default: cpu)')
+    add_device(parser)
     parser.add_argument('--num-workers', type=int, default=None, metavar='N',
                         help='worker processes (default: one per core, one '
                         'per core but one with a GPU, for inputs above one '
                         'chunk; 0: predict in this process)')
-    parser.add_argument('--quiet', action='store_true',
-                        help='no progress bar (the summary line stays)')
+    add_quiet(parser)
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None,
-         prog: Optional[str] = None) -> int:
+def predict_main(argv: Optional[Sequence[str]] = None,
+                 prog: Optional[str] = None) -> int:
     r"""Runs :obj:`scripts/predict.py`; returns the exit status."""
-    args = build_parser(prog).parse_args(argv)
+    args = predict_parser(prog).parse_args(argv)
     for flag in ('batch_size', 'chunk_size', 'top'):
         value = getattr(args, flag)
         if value is not None and value < 1:
-            return _fail(f"--{flag.replace('_', '-')} must be a positive "
-                         f"integer, got {value}")
+            return fail(f"--{flag.replace('_', '-')} must be a positive "
+                        f"integer, got {value}")
     if args.num_workers is not None and args.num_workers < 0:
-        return _fail('--num-workers must be 0 or more')
+        return fail('--num-workers must be 0 or more')
     if args.smiles is not None:
         used = [flag for flag in ('resume', 'shard', 'top', 'input_format')
                 if getattr(args, flag)]
         if used:
-            return _fail(f"--{used[0].replace('_', '-')} works on an --input "
-                         f"file, not on --smiles")
+            return fail(f"--{used[0].replace('_', '-')} works on an --input "
+                        f"file, not on --smiles")
 
     from ..checkpoint import CheckpointError
     from ..predict.embeddings import check_embeddings_path
-    from ..predict.pipeline import check_embeddings, predict_file
+    from ..predict.pipeline import (PredictFileOptions, check_embeddings,
+                                    predict_file)
     from ..predict.prediction import PredictionError
     from ..predict.predictor import Predictor
     from ..predict.shards import Shard
@@ -182,21 +182,21 @@ def main(argv: Optional[Sequence[str]] = None,
         if args.smiles is not None:
             return _predict_smiles(predictor, args)
         output = args.output or '-'
-        summary = predict_file(
-            predictor, args.input, output, smiles_column=args.smiles_column,
-            input_format=args.input_format, batch_size=args.batch_size,
-            chunk_size=args.chunk_size, num_workers=args.num_workers,
-            resume=args.resume, shard=args.shard, top=args.top, by=args.by,
+        summary = predict_file(predictor, args.input, output,
+                               PredictFileOptions(
+            smiles_column=args.smiles_column, input_format=args.input_format,
+            batch_size=args.batch_size, chunk_size=args.chunk_size,
+            num_workers=args.num_workers, resume=args.resume,
+            shard=args.shard, top=args.top, by=args.by,
             ascending=args.ascending, progress=not args.quiet,
-            embeddings=args.embeddings)
+            embeddings=args.embeddings))
     except (CheckpointError, PredictionError) as error:
-        return _fail(str(error))
+        return fail(str(error))
     except KeyboardInterrupt:
         where = (f'the rows written so far are in {args.output}; continue '
                  f'with the same command and --resume' if args.output
                  else 'nothing more was written')
-        print(f'error: interrupted; {where}', file=sys.stderr)
-        return _INTERRUPTED
+        return fail(f'interrupted; {where}', _INTERRUPTED)
     print(_summary_line(summary, predictor, args.by), file=sys.stderr)
     return 0
 
@@ -277,18 +277,12 @@ def _summary_line(summary, predictor, by: Optional[str]) -> str:
             f'molecules/s); {predictor.columns_description}')
 
 
-def _fail(message: str) -> int:
-    print(f'error: {message}', file=sys.stderr)
-    return 2
-
-
 # Merge #######################################################################
 
 
-def build_merge_parser(prog: Optional[str] = None
-                       ) -> argparse.ArgumentParser:
+def merge_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
     r"""The parser of :obj:`scripts/merge_predictions.py`; :obj:`prog` as
-    in :func:`build_parser`."""
+    in :func:`predict_parser`."""
     parser = argparse.ArgumentParser(
         prog=prog, description='Merge the output files of the shards of one '
         'predict --shard K/N run into one file in input order '
@@ -301,15 +295,14 @@ def build_merge_parser(prog: Optional[str] = None
                         help='the output file of each shard, in any order')
     parser.add_argument('--output', required=True, metavar='CSV',
                         help='the merged .csv or .csv.gz')
-    parser.add_argument('--quiet', action='store_true',
-                        help='no progress bar')
+    add_quiet(parser)
     return parser
 
 
 def merge_main(argv: Optional[Sequence[str]] = None,
                prog: Optional[str] = None) -> int:
     r"""Runs :obj:`scripts/merge_predictions.py`; returns the exit status."""
-    args = build_merge_parser(prog).parse_args(argv)
+    args = merge_parser(prog).parse_args(argv)
     from ..predict.merge import merge_predictions
     from ..predict.prediction import PredictionError
 
@@ -317,7 +310,7 @@ def merge_main(argv: Optional[Sequence[str]] = None,
         rows = merge_predictions(args.parts, args.output,
                                  progress=not args.quiet)
     except PredictionError as error:
-        return _fail(str(error))
+        return fail(str(error))
     print(f'Merged {len(args.parts)} shards into {args.output} ({rows:,} '
           f'rows)', file=sys.stderr)
     return 0

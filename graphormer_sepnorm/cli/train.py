@@ -12,6 +12,7 @@ import yaml
 
 from ..training.config import (DATA_ROOT_ENV, ConfigError, load_config,
                      options_markdown)
+from .options import add_batch_size, add_device, fail
 from .train_csv import add_csv_arguments, csv_config
 
 TRAIN_EPILOG = f"""\
@@ -122,8 +123,7 @@ def run_main(args: argparse.Namespace,
             print(yaml.safe_dump(config, sort_keys=False), end='')
             return 0
     except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     from ..data.datasets import RawFilesMismatchError
     from ..data.errors import DataError
     from ..training.checkpointing import RunStopped
@@ -131,14 +131,11 @@ def run_main(args: argparse.Namespace,
     try:  # the runs check paths and checkpoints before any work
         results = run(config, resume)
     except NonFiniteLossError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 3
+        return fail(error, 3)
     except RunStopped as error:  # non-zero, so that a scheduler requeues
-        print(f"error: {error}", file=sys.stderr)
-        return 128 + error.signum
+        return fail(error, 128 + error.signum)
     except (ConfigError, RawFilesMismatchError, DataError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     if results is not None:
         print(json.dumps({k: results[k] for k in summary_keys}, indent=2))
     return 0
@@ -184,10 +181,8 @@ def evaluate_parser(prog: str = 'evaluate.py') -> argparse.ArgumentParser:
     parser.add_argument('--full', action='store_true',
                         help="Ignore the run's data.limit_* settings and use "
                         'the whole split.')
-    parser.add_argument('--batch-size', type=int, default=256,
-                        help='Graphs per batch (default: 256).')
-    parser.add_argument('--device', default='cpu',
-                        help='cpu or cuda[:i] (default: cpu).')
+    add_batch_size(parser, 256)
+    add_device(parser)
     parser.add_argument('--predictions', type=Path, default=None,
                         help='Also write every molecule\'s label and '
                         'prediction to this CSV (id, target, prediction; '
@@ -224,7 +219,6 @@ def evaluate_main(argv: Optional[Sequence[str]] = None,
                                      args.batch_size, args.device, args.full,
                                      args.predictions)
     except (FileNotFoundError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     print(json.dumps(result, indent=2))
     return 0

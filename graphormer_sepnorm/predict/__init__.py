@@ -22,37 +22,43 @@ inside a function (``tests/predict/test_layers.py`` checks both):
 
 * base: :mod:`~.prediction` (:class:`Prediction`, :class:`PredictionError`,
   what a chunk returns, the output column names), :mod:`~.molecules`
-  (SMILES or SDF records), :mod:`~.workers` (chunks mapped in order over
-  worker processes, knowing nothing of models or files);
+  (SMILES or SDF records, featurized a chunk at a time), :mod:`~.workers`
+  (chunks mapped in order over worker processes, knowing nothing of models
+  or files);
 * files: :mod:`~.readers` (CSV, TSV, SMILES and SDF inputs, gzipped or not,
   stdin), :mod:`~.writers` (CSV outputs written chunk by chunk, resumable),
   :mod:`~.run_record` (the record beside each output that resume and merge
   check), :mod:`~.shards` (:class:`Shard`), :mod:`~.top_k` (the K best rows
   in bounded memory, and their file), :mod:`~.embeddings` (embedding files),
-  :mod:`~.pipeline` (:func:`predict_file`, file to file with progress,
-  resume, shards, top-K and embeddings, for any predictor), :mod:`~.merge`
+  :mod:`~.file_run` (one file's run: :class:`PredictFileOptions`, the
+  summary, reading, predicting and writing its chunks), :mod:`~.pipeline`
+  (:func:`predict_file`, file to file with progress, resume, shards, top-K
+  and embeddings, for any predictor), :mod:`~.merge`
   (:func:`merge_predictions`);
-* model: :mod:`~.predictor` (:class:`Predictor`: a model and its card,
-  loaded from a checkpoint, several (an ensemble) or a bundled model;
+* models: :mod:`~.running` (what every predictor does with molecules:
   featurizing, batching, predictions and embeddings, and
-  :meth:`Predictor.predict_file` through :mod:`~.pipeline`; and
-  :class:`EnsemblePredictor`, several models averaged, with their spread,
-  the :obj:`<column>_std` columns), :mod:`~.loading` (the member files of a
-  bundled model, checked against the registry).
+  :meth:`Predictor.predict_file` through :mod:`~.pipeline`),
+  :mod:`~.ensemble` (:class:`EnsemblePredictor`, several models averaged,
+  with their spread, the :obj:`<column>_std` columns);
+* :mod:`~.predictor` (:class:`Predictor`: a model and its card, loaded from
+  a checkpoint, several (an ensemble) or a bundled model, whose member
+  files are checked against the registry first).
 
 The command lines (:obj:`scripts/predict.py`,
 :obj:`scripts/merge_predictions.py`) are :mod:`graphormer_sepnorm.cli.predict`.
 """
 from ..data.molecule_graphs import collate
 from .merge import merge_predictions
-from .pipeline import PredictionSummary, predict_file
+from .ensemble import EnsemblePredictor
+from .pipeline import PredictFileOptions, PredictionSummary, predict_file
 from .prediction import (ERROR_COLUMN, PREDICTION_COLUMN, STD_SUFFIX,
                          Prediction, PredictionError, prediction_columns)
-from .predictor import EnsemblePredictor, Predictor
+from .predictor import Predictor
 from .readers import INPUT_FORMATS, MoleculeReader
 from .shards import Shard
 
 __all__ = ['Predictor', 'EnsemblePredictor', 'Prediction', 'PredictionError',
-           'PredictionSummary', 'predict_file', 'merge_predictions', 'Shard',
+           'PredictionSummary', 'PredictFileOptions', 'predict_file',
+           'merge_predictions', 'Shard',
            'MoleculeReader', 'INPUT_FORMATS', 'collate', 'prediction_columns',
            'PREDICTION_COLUMN', 'ERROR_COLUMN', 'STD_SUFFIX']

@@ -1,9 +1,17 @@
 r"""What a molecule is handed to a predictor as: a SMILES string, or an SDF
 record that RDKit turns into one (in the worker processes, so that parsing a
-large SDF file is spread over the cores like the rest of the work)."""
+large SDF file is spread over the cores like the rest of the work); and a
+chunk of them featurized into graphs (:func:`featurize_molecules`)."""
 from __future__ import annotations
 
-__all__ = ['SMILES', 'SDF', 'sdf_record_to_smiles']
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from ..data.featurize import FeaturizationError
+from ..data.molecule_graphs import Graph, prepare_graph
+
+__all__ = ['SMILES', 'SDF', 'sdf_record_to_smiles', 'FeaturizedChunk',
+           'featurize_molecules']
 
 #: Kinds of molecule text handed to the predictor.
 SMILES = 'smiles'
@@ -20,7 +28,6 @@ def sdf_record_to_smiles(record: str) -> str:
     """
     from rdkit import Chem
 
-    from ..data.featurize import FeaturizationError
     from ..data.featurize.smiles import _quiet_rdkit
 
     with _quiet_rdkit():
@@ -37,3 +44,45 @@ def sdf_record_to_smiles(record: str) -> str:
                 f"SDF record {name!r} could not be read by RDKit ({reason}); "
                 f"fix or remove the record")
         return Chem.MolToSmiles(mol)
+
+
+@dataclass
+class FeaturizedChunk:
+    r"""What :func:`featurize_molecules` returns for one chunk.
+
+    Attributes:
+        smiles (list[str]): Each molecule's SMILES, in input order.
+        errors (list[str or None]): Why each molecule has no graph, or
+            :obj:`None`.
+        graphs (list[Graph]): The graphs of the molecules that have one.
+        positions (list[int]): The input position of each graph.
+    """
+    smiles: list[str]
+    errors: list[Optional[str]]
+    graphs: list[Graph]
+    positions: list[int]
+
+
+def featurize_molecules(molecules: Sequence[str], kind: str,
+                        featurizer: str, max_nodes: int) -> FeaturizedChunk:
+    r"""Each molecule's SMILES and graph (:obj:`featurizer`, at most
+    :obj:`max_nodes` atoms), or why it has none: the CPU half of a chunk's
+    prediction (picklable: worker processes return it). :obj:`molecules`
+    are SMILES strings, or SDF records when :obj:`kind` is :obj:`"sdf"`."""
+    smiles: list[str] = list(molecules)
+    errors: list[Optional[str]] = [None] * len(smiles)
+    graphs: list[Graph] = []
+    positions: list[int] = []
+    for i, molecule in enumerate(molecules):
+        try:
+            if kind != SMILES:
+                smiles[i] = ''
+                smiles[i] = sdf_record_to_smiles(molecule)
+            graphs.append(prepare_graph(smiles[i], featurizer, max_nodes))
+            positions.append(i)
+        except FeaturizationError as error:
+            errors[i] = str(error)
+        except Exception as error:  # One bad molecule never stops the rest.
+            errors[i] = (f"SMILES {smiles[i]!r} could not be featurized "
+                         f"({type(error).__name__}: {error})")
+    return FeaturizedChunk(smiles, errors, graphs, positions)

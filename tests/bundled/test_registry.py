@@ -71,7 +71,7 @@ def test_one_member_predicts_alone_several_as_their_ensemble(
                                          rel=1e-5, abs=1e-7)
     # The command line shows the spread column.
     monkeypatch.setenv(ENV_VAR, str(tmp_path))
-    assert cli.main(['--model', 'zinc', '--smiles', 'CCO']) == 0
+    assert cli.predict_main(['--model', 'zinc', '--smiles', 'CCO']) == 0
     assert 'prediction_std' in capsys.readouterr().out
 
 

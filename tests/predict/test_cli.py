@@ -24,7 +24,7 @@ from test_readers import GARBAGE_RECORD, sdf_text
 
 
 def _fails(args, capsys, expected: str) -> str:
-    assert cli.main([str(a) for a in args]) == 2
+    assert cli.predict_main([str(a) for a in args]) == 2
     err = capsys.readouterr().err
     assert err.startswith('error: ') and err.count('\n') == 1, err
     assert 'Traceback' not in err
@@ -36,7 +36,7 @@ def _fails(args, capsys, expected: str) -> str:
 
 
 def test_smiles_table(zinc_ckpt, zinc, capsys):
-    assert cli.main(['--checkpoint', str(zinc_ckpt), '--smiles', 'CCO',
+    assert cli.predict_main(['--checkpoint', str(zinc_ckpt), '--smiles', 'CCO',
                      'c1ccccc1O', 'C1CC']) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ['smiles', 'prediction', 'error']
@@ -58,7 +58,7 @@ def test_csv_round_trip_with_excel_quirks(zinc_ckpt, zinc_smiles, tmp_path,
         writer.writerows([[f'm{i}, batch "7"', s]
                           for i, s in enumerate(smiles)])
     out = tmp_path / 'new' / 'pred.csv'
-    assert cli.main(['--checkpoint', str(zinc_ckpt), '--input', str(src),
+    assert cli.predict_main(['--checkpoint', str(zinc_ckpt), '--input', str(src),
                      '--smiles-column', 'smi', '--output', str(out),
                      '--batch-size', '4', '--quiet']) == 0
     rows = read_csv(out)
@@ -94,7 +94,7 @@ def test_standard_input_as_csv(zinc_ckpt, zinc_smiles, tmp_path, capsys,
     monkeypatch.setattr('sys.stdin', io.TextIOWrapper(
         io.BytesIO(text.encode())))
     out = tmp_path / 'out.csv'
-    assert cli.main(['--checkpoint', str(zinc_ckpt), '--input', '-',
+    assert cli.predict_main(['--checkpoint', str(zinc_ckpt), '--input', '-',
                      '--input-format', 'csv', '--output', str(out),
                      '--quiet']) == 0
     assert [r['id'] for r in read_csv(out)] == ['0', '1', '2', '3', '4']
@@ -107,7 +107,7 @@ def test_sdf_with_a_broken_record(zinc_ckpt, zinc_smiles, tmp_path, capsys):
         sdf_text(zinc_smiles[:2], ['first', 'second']) + GARBAGE_RECORD +
         sdf_text(zinc_smiles[2:4], ['third', 'fourth'])).encode()))
     out = tmp_path / 'out.csv'
-    assert cli.main(['--checkpoint', str(zinc_ckpt), '--input', str(path),
+    assert cli.predict_main(['--checkpoint', str(zinc_ckpt), '--input', str(path),
                      '--output', str(out), '--quiet']) == 0
     rows = read_csv(out)
     assert [r['name'] for r in rows] == ['first', 'second', 'broken',
@@ -140,7 +140,7 @@ def test_interrupted_run_says_how_to_continue(zinc_ckpt, zinc_smiles,
     src = tmp_path / 'lib.smi'
     src.write_text('CCO\n')
     out = tmp_path / 'out.csv'
-    assert cli.main(['--checkpoint', str(zinc_ckpt), '--input', str(src),
+    assert cli.predict_main(['--checkpoint', str(zinc_ckpt), '--input', str(src),
                      '--output', str(out)]) == 130
     err = capsys.readouterr().err
     assert err.startswith('error: interrupted') and '--resume' in err
@@ -150,7 +150,7 @@ def test_ensemble_table_and_file(zinc_members, zinc_smiles, tmp_path,
                                  capsys):
     ensemble = Predictor.from_checkpoints(zinc_members)
     smiles = ['CCO', 'c1ccccc1O', 'C1CC']
-    assert cli.main(['--checkpoint', *map(str, zinc_members),
+    assert cli.predict_main(['--checkpoint', *map(str, zinc_members),
                      '--smiles', *smiles]) == 0
     captured = capsys.readouterr()
     lines = captured.out.splitlines()
@@ -171,7 +171,7 @@ def test_ensemble_table_and_file(zinc_members, zinc_smiles, tmp_path,
     src = tmp_path / 'lib.smi'
     src.write_text('\n'.join(zinc_smiles[:20]) + '\n')
     out = tmp_path / 'out.csv'
-    assert cli.main(['--checkpoint', *map(str, zinc_members[:2]), str(run),
+    assert cli.predict_main(['--checkpoint', *map(str, zinc_members[:2]), str(run),
                      '--input', str(src), '--output', str(out), '--quiet',
                      '--num-workers', '0']) == 0
     rows = read_csv(out)
@@ -301,7 +301,7 @@ def test_unwritable_output_fails_before_loading_the_model(files, tmp_path,
 def test_resume_onto_another_input_or_model(files, tmp_path, capsys):
     out = tmp_path / 'out.csv'
     common = ['--output', str(out), '--quiet', '--num-workers', '0']
-    assert cli.main(['--checkpoint', str(files['run']), '--input',
+    assert cli.predict_main(['--checkpoint', str(files['run']), '--input',
                      str(files['smi'])] + common) == 0
     capsys.readouterr()
     before = out.read_bytes()
@@ -312,7 +312,7 @@ def test_resume_onto_another_input_or_model(files, tmp_path, capsys):
     _fails(['--checkpoint', files['other_model'], '--input', files['smi'],
             '--resume'] + common, capsys, 'what differs: the model')
     assert out.read_bytes() == before
-    assert cli.main(['--checkpoint', str(files['run']), '--input',
+    assert cli.predict_main(['--checkpoint', str(files['run']), '--input',
                      str(files['smi']), '--resume'] + common) == 0
     assert 'already complete (20 rows)' in capsys.readouterr().err
 
@@ -329,7 +329,7 @@ def test_bundled_model_not_installed(tmp_path):
 
 def test_help(capsys):
     with pytest.raises(SystemExit) as exc:
-        cli.main(['--help'])
+        cli.predict_main(['--help'])
     assert exc.value.code == 0
     out = capsys.readouterr().out
     for flag in ('--checkpoint', '--model', '--smiles', '--input',
@@ -348,7 +348,7 @@ def test_a_device_error_is_one_line_and_status_2(zinc_ckpt, zinc_smiles,
                            'Compile with TORCH_USE_CUDA_DSA')
 
     monkeypatch.setattr(Predictor, '_run_model', fails)
-    assert cli.main(['--checkpoint', str(zinc_ckpt), '--num-workers', '0',
+    assert cli.predict_main(['--checkpoint', str(zinc_ckpt), '--num-workers', '0',
                      '--smiles', *zinc_smiles[:3]]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and 'device-side assert' in err[0]

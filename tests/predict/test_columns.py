@@ -7,7 +7,7 @@ import csv
 import pytest
 
 from graphormer_sepnorm.cli import predict as cli
-from graphormer_sepnorm.predict import Predictor, predict_file
+from graphormer_sepnorm.predict import Predictor
 from graphormer_sepnorm.predict.prediction import columns_beside
 from graphormer_sepnorm.predict.run_record import read_record
 
@@ -57,7 +57,7 @@ def test_bundled_zinc_keeps_the_labels_of_its_target(zinc_smiles, tmp_path,
     smiles = zinc_smiles[:12] + ['not a smiles'] + zinc_smiles[12:20]
     src = _labelled_csv(tmp_path / 'labelled.csv', smiles, 'prediction')
     out = tmp_path / 'out.csv'
-    assert cli.main(['--model', 'zinc', '--input', str(src), '--output',
+    assert cli.predict_main(['--model', 'zinc', '--input', str(src), '--output',
                      str(out), '--num-workers', '0', '--quiet']) == 0
     written, given = _rows(out), _rows(src)
     assert written[0] == given[0] + ['prediction_pred', 'error_pred']
@@ -81,8 +81,8 @@ def test_target_named_model_and_a_taken_pred_column(zinc_smiles, tmp_path):
                     [[s, str(k), f'old{k}']
                      for k, s in enumerate(zinc_smiles[:30])])
     out = tmp_path / 'out.csv'
-    predict_file(model, src, out, chunk_size=8, num_workers=0,
-                 progress=False)
+    model.predict_file(src, out, chunk_size=8, num_workers=0,
+                       progress=False)
     rows = read_csv(out)
     assert list(rows[0]) == ['smiles', 'logp', 'logp_pred', 'logp_pred_pred',
                              'error']
@@ -99,7 +99,7 @@ def test_ensemble_std_follows_its_renamed_column(zinc_members, zinc_smiles,
     src = write_csv(tmp_path / 'in.csv', ['smiles', 'prediction_std'],
                     [[s, 'x'] for s in zinc_smiles[:5]])
     out = tmp_path / 'out.csv'
-    predict_file(ensemble, src, out, num_workers=0, progress=False)
+    ensemble.predict_file(src, out, num_workers=0, progress=False)
     rows = read_csv(out)
     assert list(rows[0]) == ['smiles', 'prediction_std', 'prediction_pred',
                              'prediction_pred_std', 'error']
@@ -117,8 +117,8 @@ def test_top_k_ranks_by_the_renamed_column(zinc, zinc_smiles, tmp_path):
                     [[f'r{k}', s, '100'] for k, s in
                      enumerate(zinc_smiles[:40])])
     out = tmp_path / 'top.csv'
-    predict_file(zinc, src, out, top=5, by='prediction', chunk_size=16,
-                 num_workers=0, progress=False)
+    zinc.predict_file(src, out, top=5, by='prediction', chunk_size=16,
+                      num_workers=0, progress=False)
     rows = read_csv(out)
     assert list(rows[0]) == ['row_pred', 'row', 'smiles', 'prediction',
                              'prediction_pred']
@@ -133,7 +133,7 @@ def test_top_k_ranks_by_the_renamed_column(zinc, zinc_smiles, tmp_path):
 
 def test_help_states_the_rule(capsys):
     with pytest.raises(SystemExit):
-        cli.main(['--help'])
+        cli.predict_main(['--help'])
     text = ' '.join(capsys.readouterr().out.split())
     assert 'keeps every input column unchanged' in text
     assert '<column>_pred' in text

@@ -13,9 +13,8 @@ from torch_geometric.data import Batch
 from graphormer_sepnorm import AddShortestPaths
 from graphormer_sepnorm.data.featurize import smiles_to_zinc_graph
 from graphormer_sepnorm.cli import predict as cli
-from graphormer_sepnorm.predict import (PredictionError, Predictor,
-                                        predict_file)
-from graphormer_sepnorm.predict import pipeline as pipeline_module
+from graphormer_sepnorm.predict import PredictionError, Predictor
+from graphormer_sepnorm.predict import file_run as file_run_module
 from graphormer_sepnorm.predict.embeddings import (EmbeddingWriter,
                                                   check_embeddings_path)
 
@@ -114,9 +113,9 @@ def test_file_embeddings_beside_the_predictions(zinc, molecules, tmp_path,
     src = write_csv(tmp_path / 'in.csv', ['id', 'smiles'],
                     [[f'm{k}', s] for k, s in enumerate(molecules)])
     path = tmp_path / 'out' / name
-    summary = predict_file(zinc, src, tmp_path / 'pred.csv', chunk_size=16,
-                           batch_size=8, num_workers=0, progress=False,
-                           embeddings=path)
+    summary = zinc.predict_file(src, tmp_path / 'pred.csv', chunk_size=16,
+                                batch_size=8, num_workers=0, progress=False,
+                                embeddings=path)
     assert summary.embeddings == str(path)
     if name.endswith('.npy'):
         embeddings = np.load(path)
@@ -144,8 +143,8 @@ def test_worker_processes_and_sdf_rows(zinc, zinc_smiles, tmp_path):
     src = tmp_path / 'in.sdf'
     src.write_text(sdf_text(smiles, [f'z{k}' for k in range(40)]))
     path = tmp_path / 'emb.npy'
-    predict_file(zinc, src, tmp_path / 'pred.csv', chunk_size=8,
-                 num_workers=2, progress=False, embeddings=path)
+    zinc.predict_file(src, tmp_path / 'pred.csv', chunk_size=8,
+                      num_workers=2, progress=False, embeddings=path)
     with open(tmp_path / 'pred.csv', newline='') as f:
         written = [row['smiles'] for row in csv.DictReader(f)]
     _equal_with_nan(np.load(path), reference(zinc.model, written))
@@ -153,7 +152,7 @@ def test_worker_processes_and_sdf_rows(zinc, zinc_smiles, tmp_path):
 
 def test_an_interrupted_run_leaves_no_embedding_file(zinc, molecules,
                                                      tmp_path, monkeypatch):
-    real_stream = pipeline_module.stream_chunks
+    real_stream = file_run_module.stream_chunks
 
     def interrupted(*args, **kwargs):
         for count, item in enumerate(real_stream(*args, **kwargs)):
@@ -161,13 +160,13 @@ def test_an_interrupted_run_leaves_no_embedding_file(zinc, molecules,
                 raise KeyboardInterrupt
             yield item
 
-    monkeypatch.setattr(pipeline_module, 'stream_chunks', interrupted)
+    monkeypatch.setattr(file_run_module, 'stream_chunks', interrupted)
     src = write_csv(tmp_path / 'in.csv', ['smiles'],
                     [[s] for s in molecules])
     with pytest.raises(KeyboardInterrupt):
-        predict_file(zinc, src, tmp_path / 'pred.csv', chunk_size=8,
-                     num_workers=0, progress=False,
-                     embeddings=tmp_path / 'emb.npy')
+        zinc.predict_file(src, tmp_path / 'pred.csv', chunk_size=8,
+                          num_workers=0, progress=False,
+                          embeddings=tmp_path / 'emb.npy')
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         'in.csv', 'pred.csv', 'pred.csv.meta.json']
 
@@ -195,7 +194,7 @@ def test_bad_requests_fail_before_any_work(zinc, zinc_smiles, tmp_path,
     write_csv(tmp_path / 'in.csv', ['smiles'], [[s] for s in zinc_smiles[:5]])
     options = {'embeddings': 'emb.npy', **options}
     with pytest.raises(PredictionError, match=message):
-        predict_file(zinc, 'in.csv', 'pred.csv', progress=False, **options)
+        zinc.predict_file('in.csv', 'pred.csv', progress=False, **options)
     assert sorted(p.name for p in tmp_path.iterdir()) == ['in.csv']
 
 
@@ -203,14 +202,14 @@ def test_command_line(zinc_ckpt, zinc, molecules, tmp_path, capsys):
     src = tmp_path / 'in.smi'
     src.write_text('\n'.join(molecules) + '\n')
     emb = tmp_path / 'emb.npy'
-    assert cli.main(['--checkpoint', str(zinc_ckpt), '--input', str(src),
+    assert cli.predict_main(['--checkpoint', str(zinc_ckpt), '--input', str(src),
                      '--output', str(tmp_path / 'pred.csv'), '--embeddings',
                      str(emb), '--num-workers', '0', '--quiet']) == 0
     assert f'embeddings in {emb}' in capsys.readouterr().err
     _equal_with_nan(np.load(emb), reference(zinc.model, molecules))
     # --smiles: the table as before, and the embeddings file.
     emb_csv = tmp_path / 'few.csv'
-    assert cli.main(['--checkpoint', str(zinc_ckpt), '--smiles', 'CCO',
+    assert cli.predict_main(['--checkpoint', str(zinc_ckpt), '--smiles', 'CCO',
                      BAD[0], 'c1ccccc1O', '--embeddings', str(emb_csv)]) == 0
     assert capsys.readouterr().out.startswith('smiles')
     with open(emb_csv, newline='') as f:
@@ -219,7 +218,7 @@ def test_command_line(zinc_ckpt, zinc, molecules, tmp_path, capsys):
     _equal_with_nan(np.array([row[1:] for row in rows[1:]], np.float32),
                     reference(zinc.model, ['CCO', BAD[0], 'c1ccccc1O']))
     # Refused before the model is loaded.
-    assert cli.main(['--checkpoint', str(zinc_ckpt), '--input', str(src),
+    assert cli.predict_main(['--checkpoint', str(zinc_ckpt), '--input', str(src),
                      '--output', str(tmp_path / 'p2.csv'), '--top', '3',
                      '--by', 'prediction', '--embeddings', str(emb)]) == 2
     assert 'cannot be combined with --top' in capsys.readouterr().err

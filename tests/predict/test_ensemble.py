@@ -1,4 +1,4 @@
-"""Tests for the EnsemblePredictor (graphormer_sepnorm.predict.predictor):
+"""Tests for the EnsemblePredictor (graphormer_sepnorm.predict.ensemble):
 the mean and the population std of the members' values (against each member
 predicting alone and NumPy), probabilities averaged for binary models,
 mismatching members refused, and the fingerprint, resume, shards, top-K and
@@ -11,9 +11,8 @@ import pytest
 
 from graphormer_sepnorm.checkpoint import CheckpointError
 from graphormer_sepnorm.predict import (EnsemblePredictor, PredictionError,
-                                        Predictor, merge_predictions,
-                                        predict_file)
-from graphormer_sepnorm.predict import predictor as predictor_module
+                                        Predictor, merge_predictions)
+from graphormer_sepnorm.predict import molecules as molecules_module
 from graphormer_sepnorm.predict.run_record import read_record, write_record
 
 from predict_helpers import (MAX_NODES, one_thread, read_csv,  # noqa: F401
@@ -45,8 +44,8 @@ def _member_values(paths, smiles, **options) -> np.ndarray:
 
 
 def _predict(predictor, path, out, **options):
-    return predict_file(predictor, path, out, chunk_size=64, num_workers=0,
-                        progress=False, **options)
+    return predictor.predict_file(path, out, chunk_size=64, num_workers=0,
+                                  progress=False, **options)
 
 
 # Values ######################################################################
@@ -140,8 +139,8 @@ def _recording(function, calls: list, what):
 def test_molecules_are_featurized_once_for_all_members(
         ensemble, zinc_smiles, monkeypatch):
     featurized, forwards = [], []
-    monkeypatch.setattr(predictor_module, 'prepare_graph', _recording(
-        predictor_module.prepare_graph, featurized, lambda smiles: smiles))
+    monkeypatch.setattr(molecules_module, 'prepare_graph', _recording(
+        molecules_module.prepare_graph, featurized, lambda smiles: smiles))
     for k, member in enumerate(ensemble.members):
         monkeypatch.setattr(member.model, 'graph_embedding', _recording(
             member.model.graph_embedding, forwards,
@@ -263,8 +262,8 @@ def test_shards_merge_and_workers_give_the_unsharded_file(ensemble, library,
     _predict(ensemble, library, reference)
     parts = [tmp_path / f'part{k}.csv' for k in (1, 2)]
     for k, part in enumerate(parts, 1):
-        predict_file(ensemble, library, part, chunk_size=64, num_workers=2,
-                     shard=f'{k}/2', progress=False)
+        ensemble.predict_file(library, part, chunk_size=64, num_workers=2,
+                              shard=f'{k}/2', progress=False)
     merged = tmp_path / 'merged.csv'
     merge_predictions(parts, merged, progress=False)
     assert merged.read_bytes() == reference.read_bytes()

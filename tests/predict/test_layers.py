@@ -1,5 +1,5 @@
 """The modules of graphormer_sepnorm.predict import one way: base <- files
-<- model <- command line, and no module imports one that imports it, even
+<- models <- predictor, and no module imports one that imports it, even
 inside a function or under TYPE_CHECKING (read from the source with ast, so
 every import counts, not only those that run). No module adds attributes to
 a class after its definition: the Predictor's methods are in its class."""
@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from graphormer_sepnorm.predict import Predictor
+from graphormer_sepnorm.predict.running import PredictorBase
 
 from conftest import REPO
 
@@ -19,9 +20,10 @@ PACKAGE = REPO / 'graphormer_sepnorm' / 'predict'
 LAYERS = {
     'prediction': 0, 'molecules': 0, 'workers': 0,
     'readers': 1, 'writers': 1, 'run_record': 1, 'shards': 1, 'top_k': 1,
-    'embeddings': 1, 'pipeline': 1, 'merge': 1,
-    'predictor': 2, 'loading': 2,
-    '__init__': 3,
+    'embeddings': 1, 'file_run': 1, 'pipeline': 1, 'merge': 1,
+    'running': 2, 'ensemble': 2,
+    'predictor': 3,
+    '__init__': 4,
 }
 
 
@@ -150,13 +152,16 @@ def test_the_patch_check_sees_assignments_and_setattr(tmp_path):
         'Predictor.predict_file', 'Predictor.from_bundled']
 
 
-@pytest.mark.parametrize('name', ['from_checkpoint', 'from_checkpoints',
-                                  'from_bundled', 'predict_file'])
-def test_predictor_methods_are_defined_in_its_class(name):
-    """The constructors and predict_file are written in the class body of
-    Predictor in predictor.py (predict_file hands the work to
-    pipeline.predict_file)."""
-    function = Predictor.__dict__[name]
+@pytest.mark.parametrize('name,owner,module', [
+    ('from_checkpoint', Predictor, 'predictor'),
+    ('from_checkpoints', Predictor, 'predictor'),
+    ('from_bundled', Predictor, 'predictor'),
+    ('predict_file', PredictorBase, 'running')])
+def test_predictor_methods_are_defined_in_its_class(name, owner, module):
+    """The constructors are written in the class body of Predictor in
+    predictor.py, predict_file in that of the PredictorBase it shares with
+    the ensemble (it hands the work to pipeline.predict_file)."""
+    function = owner.__dict__[name]
     function = getattr(function, '__func__', function)  # a classmethod's
-    assert function.__module__ == 'graphormer_sepnorm.predict.predictor'
-    assert function.__qualname__ == f'Predictor.{name}'
+    assert function.__module__ == f'graphormer_sepnorm.predict.{module}'
+    assert function.__qualname__ == f'{owner.__name__}.{name}'

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from graphormer_sepnorm.predict import (PredictionError, merge_predictions,
-                                        predict_file)
+from graphormer_sepnorm.predict import PredictionError, merge_predictions
 from graphormer_sepnorm.predict.run_record import read_record, record_path
 
 from predict_helpers import (MERGE, PREDICT, one_thread,  # noqa: F401
@@ -57,10 +56,10 @@ def test_top_k_shards_merged_equal_the_unsharded_top_k(zinc, library,
     options = dict(chunk_size=20, num_workers=0, top=12, by='prediction',
                    progress=False)
     whole = tmp_path / 'top.csv'
-    predict_file(zinc, library, whole, **options)
+    zinc.predict_file(library, whole, **options)
     parts = [tmp_path / f'top{k}.csv' for k in (1, 2)]
     for k, part in enumerate(parts, start=1):
-        predict_file(zinc, library, part, shard=f'{k}/2', **options)
+        zinc.predict_file(library, part, shard=f'{k}/2', **options)
     assert merge_predictions(parts, tmp_path / 'merged.csv',
                              progress=False) == 12
     assert (tmp_path / 'merged.csv').read_bytes() == whole.read_bytes()
@@ -70,8 +69,8 @@ def test_top_k_shards_merged_equal_the_unsharded_top_k(zinc, library,
 def shards(zinc, library, tmp_path) -> list[Path]:
     parts = [tmp_path / f'p{k}.csv' for k in (1, 2, 3)]
     for k, part in enumerate(parts, start=1):
-        predict_file(zinc, library, part, chunk_size=32, num_workers=0,
-                     shard=f'{k}/3', progress=False)
+        zinc.predict_file(library, part, chunk_size=32, num_workers=0,
+                          shard=f'{k}/3', progress=False)
     return parts
 
 
@@ -88,13 +87,13 @@ def test_missing_repeated_and_foreign_parts_are_refused(shards, zinc,
     _refused(shards[:2], r'Shard\(s\) 3/3 missing')
     _refused([shards[0], shards[0], shards[1]], 'given twice')
     other = tmp_path / 'other.csv'
-    predict_file(zinc, library, other, chunk_size=32, batch_size=64,
-                 num_workers=0, shard='3/3', progress=False)
+    zinc.predict_file(library, other, chunk_size=32, batch_size=64,
+                      num_workers=0, shard='3/3', progress=False)
     _refused(shards[:2] + [other], r'come from different runs; what '
              r'differs: --batch-size')
     whole = tmp_path / 'whole.csv'
-    predict_file(zinc, library, whole, chunk_size=32, num_workers=0,
-                 progress=False)
+    zinc.predict_file(library, whole, chunk_size=32, num_workers=0,
+                      progress=False)
     _refused([whole], 'not the output of a shard')
     _refused(shards, 'is one of the parts', output=shards[0])
     _refused(shards, 'Cannot write the output', output='/proc/merged.csv')
@@ -131,8 +130,8 @@ def test_merge_cli_errors_are_one_line(shards, tmp_path):
 def test_shards_merged_equal_the_unsharded_output_plain_csv(
         zinc, library, shards, tmp_path):
     whole = tmp_path / 'whole.csv'
-    predict_file(zinc, library, whole, chunk_size=32, num_workers=0,
-                 progress=False)
+    zinc.predict_file(library, whole, chunk_size=32, num_workers=0,
+                      progress=False)
     assert merge_predictions(shards[::-1], tmp_path / 'merged.csv',
                              progress=False) == 250
     assert (tmp_path / 'merged.csv').read_bytes() == whole.read_bytes()

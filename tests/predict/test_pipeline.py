@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from graphormer_sepnorm.checkpoint import ModelCard, save_model
-from graphormer_sepnorm.predict import (PredictionError, Predictor,
-                                        predict_file)
+from graphormer_sepnorm.predict import (PredictFileOptions, PredictionError,
+                                        Predictor, predict_file)
+from graphormer_sepnorm.predict import file_run as file_run_module
 from graphormer_sepnorm.predict import pipeline as pipeline_module
 from graphormer_sepnorm.predict.run_record import read_record, record_path
 from graphormer_sepnorm.predict.writers import CsvWriter
@@ -44,8 +45,8 @@ def _smiles_of(path: Path) -> list[str]:
 
 def test_output_equals_predict_in_input_order(zinc, library, tmp_path):
     out = tmp_path / 'out' / 'pred.csv'  # The folder is created.
-    summary = predict_file(zinc, library, out, batch_size=16, chunk_size=64,
-                           num_workers=0, progress=False)
+    summary = zinc.predict_file(library, out, batch_size=16, chunk_size=64,
+                                num_workers=0, progress=False)
     rows = read_csv(out)
     assert list(rows[0]) == ['id', 'smiles', 'prediction', 'error']
     assert [r['id'] for r in rows] == [f'Z{i}' for i in range(300)]
@@ -60,6 +61,20 @@ def test_output_equals_predict_in_input_order(zinc, library, tmp_path):
     record = read_record(out)
     assert record.complete and record.input_rows == record.output_rows == 300
     assert record.model_fingerprint == zinc.fingerprint
+
+
+def test_predict_file_takes_the_options_the_method_takes_as_keywords(
+        zinc, library, tmp_path):
+    options = dict(batch_size=16, chunk_size=64, num_workers=0, top=5,
+                   by='prediction', ascending=True, progress=False)
+    zinc.predict_file(library, tmp_path / 'keywords.csv', **options)
+    summary = predict_file(zinc, library, tmp_path / 'options.csv',
+                           PredictFileOptions(**options))
+    assert summary.top == 5
+    assert (tmp_path / 'options.csv').read_bytes() == \
+        (tmp_path / 'keywords.csv').read_bytes()
+    with pytest.raises(TypeError, match='no_such_option'):
+        zinc.predict_file(library, tmp_path / 'x.csv', no_such_option=1)
 
 
 def test_output_is_written_chunk_by_chunk(zinc, library, tmp_path,
@@ -83,8 +98,8 @@ def test_output_is_written_chunk_by_chunk(zinc, library, tmp_path,
     monkeypatch.setattr(pipeline_module.MoleculeReader, 'rows',
                         counting_rows)
     monkeypatch.setattr(CsvWriter, 'write_rows', recording_write)
-    predict_file(zinc, library, tmp_path / 'out.csv', chunk_size=20,
-                 num_workers=0, progress=False)
+    zinc.predict_file(library, tmp_path / 'out.csv', chunk_size=20,
+                      num_workers=0, progress=False)
     # Header, then 15 chunks, each written when at most two more chunks
     # (the look-ahead that decides on workers) had been read.
     assert len(read_at_write) == 16
@@ -100,7 +115,7 @@ def test_sdf_input(zinc, zinc_smiles, tmp_path):
     path = tmp_path / 'lib.sdf'
     path.write_text(text)
     out = tmp_path / 'out.csv.gz'
-    summary = predict_file(zinc, path, out, num_workers=0, progress=False)
+    summary = zinc.predict_file(path, out, num_workers=0, progress=False)
     rows = read_csv(out)
     assert [r['name'] for r in rows] == ['A', 'B', 'C', 'broken', 'D', 'E',
                                          'F']
@@ -124,7 +139,7 @@ def test_multi_output_model_gets_one_column_per_output(zinc_smiles,
     path = tmp_path / 'lib.smi'
     path.write_text('\n'.join(zinc_smiles[:20] + ['bad']) + '\n')
     out = tmp_path / 'out.csv'
-    predict_file(predictor, path, out, num_workers=0, progress=False)
+    predictor.predict_file(path, out, num_workers=0, progress=False)
     rows = read_csv(out)
     assert list(rows[0]) == ['smiles', 'name', 'prediction_1',
                              'prediction_2', 'error']
@@ -132,8 +147,8 @@ def test_multi_output_model_gets_one_column_per_output(zinc_smiles,
     assert [(float(r['prediction_1']), float(r['prediction_2']))
             for r in rows[:20]] == [p.value for p in values]
     top = tmp_path / 'top.csv'
-    predict_file(predictor, path, top, top=3, by='prediction_2',
-                 num_workers=0, progress=False)
+    predictor.predict_file(path, top, top=3, by='prediction_2',
+                           num_workers=0, progress=False)
     best = sorted(values, key=lambda p: -p.value[1])[:3]
     assert [float(r['prediction_2']) for r in read_csv(top)] == [
         p.value[1] for p in best]
@@ -146,7 +161,7 @@ def test_empty_input(zinc, name, text, tmp_path):
     path = tmp_path / name
     path.write_text(text)
     with pytest.raises(PredictionError, match='holds no molecules'):
-        predict_file(zinc, path, tmp_path / 'out.csv', progress=False)
+        zinc.predict_file(path, tmp_path / 'out.csv', progress=False)
     assert not (tmp_path / 'out.csv').exists()
     assert not record_path(tmp_path / 'out.csv').exists()
 
@@ -156,8 +171,8 @@ def test_empty_input(zinc, name, text, tmp_path):
 
 def _reference(zinc, library, tmp_path, **options) -> bytes:
     out = tmp_path / 'reference.csv'
-    predict_file(zinc, library, out, chunk_size=64, num_workers=0,
-                 progress=False, **options)
+    zinc.predict_file(library, out, chunk_size=64, num_workers=0,
+                      progress=False, **options)
     return out.read_bytes()
 
 
@@ -175,22 +190,22 @@ def test_resume_keeps_complete_rows_and_drops_a_torn_one(zinc, library,
                                                          tmp_path):
     reference = _reference(zinc, library, tmp_path)
     out = tmp_path / 'out.csv'
-    predict_file(zinc, library, out, chunk_size=64, num_workers=0,
-                 progress=False)
+    zinc.predict_file(library, out, chunk_size=64, num_workers=0,
+                      progress=False)
     # An interrupted run: 100 complete rows (mid-chunk) and half a row.
     lines = reference.split(b'\n')
     torn = b'\n'.join(lines[:101]) + b'\n' + lines[101][:10]
     out.write_bytes(torn)
     _as_killed(out)
-    summary = predict_file(zinc, library, out, chunk_size=64, num_workers=0,
-                           progress=False, resume=True)
+    summary = zinc.predict_file(library, out, chunk_size=64, num_workers=0,
+                                progress=False, resume=True)
     assert out.read_bytes() == reference
     assert summary.kept == 100 and summary.rows == 300
     # Rows 101-128 were predicted again (the whole chunk, for identical
     # batches) but only rows from 101 on were written.
     assert summary.predicted + summary.failed == 200
-    again = predict_file(zinc, library, out, chunk_size=64, resume=True,
-                         progress=False)
+    again = zinc.predict_file(library, out, chunk_size=64, resume=True,
+                              progress=False)
     assert again.already_complete and out.read_bytes() == reference
 
 
@@ -206,28 +221,28 @@ def test_resume_of_every_row_killed_before_the_record(zinc, library,
     out.write_bytes(reference)
     pipeline_module.write_record(out, complete)
     _as_killed(out)
-    summary = predict_file(zinc, library, out, chunk_size=64, num_workers=0,
-                           progress=False, resume=True)
+    summary = zinc.predict_file(library, out, chunk_size=64, num_workers=0,
+                                progress=False, resume=True)
     assert (summary.kept, summary.rows, summary.predicted) == (300, 300, 0)
     assert out.read_bytes() == reference
     assert read_record(out) == complete
-    again = predict_file(zinc, library, out, chunk_size=64, resume=True,
-                         progress=False)
+    again = zinc.predict_file(library, out, chunk_size=64, resume=True,
+                              progress=False)
     assert again.already_complete and again.rows == 300
 
 
 def test_resume_without_a_file_starts_anew(zinc, library, tmp_path):
     reference = _reference(zinc, library, tmp_path)
     out = tmp_path / 'fresh.csv'
-    summary = predict_file(zinc, library, out, chunk_size=64, num_workers=0,
-                           resume=True, progress=False)
+    summary = zinc.predict_file(library, out, chunk_size=64, num_workers=0,
+                                resume=True, progress=False)
     assert out.read_bytes() == reference and summary.kept == 0
 
 
 def test_resume_refuses_another_run(zinc, zinc_ckpt, library, tmp_path):
     out = tmp_path / 'out.csv'
-    predict_file(zinc, library, out, chunk_size=64, num_workers=0,
-                 progress=False)
+    zinc.predict_file(library, out, chunk_size=64, num_workers=0,
+                      progress=False)
     record = read_record(out)
     record.complete = False
     pipeline_module.write_record(out, record)
@@ -235,7 +250,7 @@ def test_resume_refuses_another_run(zinc, zinc_ckpt, library, tmp_path):
 
     def refused(predictor, path, match, **options):
         with pytest.raises(PredictionError, match=match) as exc:
-            predict_file(predictor, path, out, chunk_size=options.pop(
+            predictor.predict_file(path, out, chunk_size=options.pop(
                 'chunk_size', 64), resume=True, progress=False, **options)
         assert '\n' not in str(exc.value)
         assert out.read_bytes() == original  # Nothing lost.
@@ -257,9 +272,9 @@ def test_resume_refuses_another_run(zinc, zinc_ckpt, library, tmp_path):
     record_path(out).unlink()
     refused(zinc, library, 'no record of the run that wrote it')
     with pytest.raises(PredictionError, match='standard input'):
-        predict_file(zinc, '-', out, resume=True, progress=False)
+        zinc.predict_file('-', out, resume=True, progress=False)
     with pytest.raises(PredictionError, match='needs an output file'):
-        predict_file(zinc, library, '-', resume=True, progress=False)
+        zinc.predict_file(library, '-', resume=True, progress=False)
 
 
 def _children(pid: int) -> list[int]:
@@ -346,12 +361,12 @@ def _ranked(rows: list[dict], ascending: bool) -> list[dict]:
 def test_top_k_equals_sorting_the_full_output(zinc, library, tmp_path, k,
                                               ascending):
     full = tmp_path / 'full.csv'
-    predict_file(zinc, library, full, chunk_size=64, num_workers=0,
-                 progress=False)
+    zinc.predict_file(library, full, chunk_size=64, num_workers=0,
+                      progress=False)
     top = tmp_path / 'top.csv'
-    summary = predict_file(zinc, library, top, chunk_size=64, num_workers=0,
-                           top=k, by='prediction', ascending=ascending,
-                           progress=False)
+    summary = zinc.predict_file(library, top, chunk_size=64, num_workers=0,
+                                top=k, by='prediction', ascending=ascending,
+                                progress=False)
     rows = read_csv(top)
     assert list(rows[0]) == ['row', 'id', 'smiles', 'prediction']
     expected = _ranked(read_csv(full), ascending)[:k]
@@ -366,8 +381,8 @@ def test_top_k_ties_break_by_input_order(zinc, zinc_smiles, tmp_path):
     path.write_text(''.join(f'{zinc_smiles[i % 3]} n{i}\n'
                             for i in range(30)))
     out = tmp_path / 'top.csv'
-    predict_file(zinc, path, out, top=4, by='prediction', chunk_size=7,
-                 num_workers=0, progress=False)
+    zinc.predict_file(path, out, top=4, by='prediction', chunk_size=7,
+                      num_workers=0, progress=False)
     rows = read_csv(out)
     best = max(range(3), key=lambda i: zinc.predict(
         [zinc_smiles[i]])[0].value)
@@ -386,9 +401,9 @@ def test_top_k_ties_break_by_input_order(zinc, zinc_smiles, tmp_path):
 def test_top_k_resume_after_an_interruption(zinc, library, tmp_path,
                                             monkeypatch):
     reference = tmp_path / 'reference.csv'
-    predict_file(zinc, library, reference, chunk_size=32, num_workers=0,
-                 top=15, by='prediction', progress=False)
-    real_stream = pipeline_module.stream_chunks
+    zinc.predict_file(library, reference, chunk_size=32, num_workers=0,
+                      top=15, by='prediction', progress=False)
+    real_stream = file_run_module.stream_chunks
 
     def interrupted(*args, **kwargs):
         for count, item in enumerate(real_stream(*args, **kwargs)):
@@ -397,16 +412,16 @@ def test_top_k_resume_after_an_interruption(zinc, library, tmp_path,
             yield item
 
     out = tmp_path / 'top.csv'
-    monkeypatch.setattr(pipeline_module, 'stream_chunks', interrupted)
+    monkeypatch.setattr(file_run_module, 'stream_chunks', interrupted)
     with pytest.raises(KeyboardInterrupt):
-        predict_file(zinc, library, out, chunk_size=32, num_workers=0,
-                     top=15, by='prediction', progress=False)
+        zinc.predict_file(library, out, chunk_size=32, num_workers=0,
+                          top=15, by='prediction', progress=False)
     done = read_record(out).rows_done  # Saved after every chunk, or most.
     assert done % 32 == 0 and done <= 5 * 32
-    monkeypatch.setattr(pipeline_module, 'stream_chunks', real_stream)
-    summary = predict_file(zinc, library, out, chunk_size=32, num_workers=0,
-                           top=15, by='prediction', progress=False,
-                           resume=True)
+    monkeypatch.setattr(file_run_module, 'stream_chunks', real_stream)
+    summary = zinc.predict_file(library, out, chunk_size=32, num_workers=0,
+                                top=15, by='prediction', progress=False,
+                                resume=True)
     assert summary.kept == done
     assert out.read_bytes() == reference.read_bytes()
 
@@ -423,22 +438,22 @@ def test_bad_options_fail_before_any_work(zinc, library, tmp_path, options,
                                           message):
     out = tmp_path / 'out.csv'
     with pytest.raises(PredictionError, match=message):
-        predict_file(zinc, library, out, progress=False, **options)
+        zinc.predict_file(library, out, progress=False, **options)
     assert not out.exists()
 
 
 def test_progress_bar_on_stderr(zinc, library, tmp_path, capsys):
-    predict_file(zinc, library, tmp_path / 'out.csv', chunk_size=100,
-                 num_workers=0, progress=True)
+    zinc.predict_file(library, tmp_path / 'out.csv', chunk_size=100,
+                      num_workers=0, progress=True)
     err = capsys.readouterr().err
     assert 'Predicting' in err and '300/300' in err.replace('\r', '\n')
-    predict_file(zinc, library, tmp_path / 'out.csv', chunk_size=100,
-                 num_workers=0, progress=False)
+    zinc.predict_file(library, tmp_path / 'out.csv', chunk_size=100,
+                      num_workers=0, progress=False)
     assert capsys.readouterr().err == ''
 
 
 def test_rate_of_the_summary(zinc, library, tmp_path):
-    summary = predict_file(zinc, library, tmp_path / 'o.csv', chunk_size=100,
-                           num_workers=0, progress=False)
+    summary = zinc.predict_file(library, tmp_path / 'o.csv', chunk_size=100,
+                                num_workers=0, progress=False)
     assert summary.seconds > 0 and math.isfinite(summary.seconds)
     assert csv  # The module reads the outputs with the csv module.

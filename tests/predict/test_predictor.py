@@ -19,7 +19,7 @@ from graphormer_sepnorm.data.featurize import (smiles_to_ogb_graph,
                                                smiles_to_zinc_graph)
 from graphormer_sepnorm.predict import (Prediction, PredictionError,
                                         Predictor, collate)
-from graphormer_sepnorm.predict import predictor as predictor_module
+from graphormer_sepnorm.predict import running as running_module
 
 from conftest import load_real_zinc, shared_path
 from predict_helpers import (MAX_NODES, MEAN, STD, ogb, ogb_ckpt,  # noqa
@@ -128,13 +128,13 @@ def test_order_preserved_with_mixed_rows_and_size_sorting(zinc, zinc_smiles,
         if i % 5 == 0:
             smiles.append(bad[i // 5])
     batch_sizes = []
-    original = predictor_module.collate
+    original = running_module.collate
 
     def recording_collate(graphs, layout=None):
         batch_sizes.append([g[0].shape[0] for g in graphs])
         return original(graphs, layout)
 
-    monkeypatch.setattr(predictor_module, 'collate', recording_collate)
+    monkeypatch.setattr(running_module, 'collate', recording_collate)
     predictions = zinc.predict(smiles, batch_size=8, num_workers=0)
     monkeypatch.undo()
     assert [p.smiles for p in predictions] == smiles
@@ -241,7 +241,7 @@ def test_a_device_error_stops_instead_of_retrying_each_molecule(
 
 
 def test_only_device_errors_count_as_device_errors():
-    is_device_error = predictor_module.is_device_error
+    is_device_error = running_module.is_device_error
     assert is_device_error(RuntimeError('CUDA error: an illegal memory access '
                                         'was encountered'))
     assert is_device_error(torch.cuda.OutOfMemoryError('out of memory'))

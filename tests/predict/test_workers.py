@@ -96,16 +96,16 @@ def test_off_cpu_workers_featurize_and_this_process_runs_the_model(
 
 def test_a_predictor_off_cpu_streams_with_workers_and_the_model_here(
         zinc, monkeypatch):
-    from graphormer_sepnorm.predict import predictor as predictor_module
+    from graphormer_sepnorm.predict import running as running_module
     seen = {}
-    real = predictor_module.stream_chunks
+    real = running_module.stream_chunks
 
     def spy(function, chunks, num_workers, on_cpu, finish):
         seen.update(on_cpu=on_cpu, finish=finish is not None)
         zinc.device = torch.device('cpu')  # the model half runs here
         return real(function, chunks, num_workers, on_cpu, finish)
 
-    monkeypatch.setattr(predictor_module, 'stream_chunks', spy)
+    monkeypatch.setattr(running_module, 'stream_chunks', spy)
     monkeypatch.setattr(zinc, 'device', torch.device('cuda'))
     assert [p.smiles for p in zinc.predict(['CCO', 'CC'], num_workers=0)] \
         == ['CCO', 'CC']
