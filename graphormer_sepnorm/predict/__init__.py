@@ -55,9 +55,11 @@ from .prediction import (ERROR_COLUMN, PREDICTION_COLUMN, STD_SUFFIX,
                          Prediction, PredictionError, prediction_columns)
 from .predictor import Predictor
 from .readers import INPUT_FORMATS, MoleculeReader
+from .running import PredictorBase
 from .shards import Shard
 
-__all__ = ['Predictor', 'EnsemblePredictor', 'Prediction', 'PredictionError',
+__all__ = ['Predictor', 'EnsemblePredictor', 'PredictorBase', 'Prediction',
+           'PredictionError',
            'PredictionSummary', 'PredictFileOptions', 'predict_file',
            'merge_predictions', 'Shard',
            'MoleculeReader', 'INPUT_FORMATS', 'collate', 'prediction_columns',
