@@ -11,6 +11,7 @@ fair on the 4,111 both predicted.
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import statistics
 from dataclasses import dataclass
@@ -38,8 +39,18 @@ def read_test_predictions(run: dict) -> Optional[dict[int, tuple[float,
     path = Path(run['path']) / name
     if not path.is_file():
         return None
+    stat = path.stat()
+    return dict(_read(str(path.resolve()), stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=256)
+def _read(path: str, mtime_ns: int, size: int
+          ) -> dict[int, tuple[float, float]]:
+    r"""One test-predictions file, read once per version of it: the tables,
+    comparisons and ensembles ask for the same committed files many times
+    (the file's modification time and size key a rewritten one afresh)."""
     # Kept runs hold them gzipped (benchmarks/cpu_protocol.py).
-    opener = gzip.open if path.suffix == '.gz' else open
+    opener = gzip.open if path.endswith('.gz') else open
     with opener(path, 'rt', newline='') as f:
         return {int(row['id']): (float(row['target']),
                                  float(row['prediction']))
