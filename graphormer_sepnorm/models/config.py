@@ -19,8 +19,9 @@ NORM_NAMES = {'sep': 'SepNorm', 'share': 'ShareNorm'}
 
 
 def option(default: Any, doc: str, **metadata: Any) -> Any:
-    r"""A dataclass field with its default and its one-line meaning (and
-    any other :obj:`metadata`, such as the :obj:`length` of a list)."""
+    r"""A dataclass field with its default and its one-line meaning, and
+    :obj:`metadata` such as the :obj:`length` of a list or the
+    :obj:`range` the configuration's validation checks."""
     metadata['doc'] = doc
     if isinstance(default, list):
         return field(default_factory=default.copy, metadata=metadata)
@@ -39,15 +40,18 @@ class GraphormerConfig:
         (4, ), 'Number of values of each column of `edge_attr`; None for '
         'graphs without edge features.')
     out_channels: int = option(1, 'Outputs per graph.')
-    num_layers: int = option(12, 'Transformer blocks.')
-    hidden_channels: int = option(80, 'Token (embedding) size.')
-    ffn_channels: int = option(80, 'Feed-forward hidden size.')
-    num_heads: int = option(8, 'Attention heads.')
+    num_layers: int = option(12, 'Transformer blocks.', range='> 0')
+    hidden_channels: int = option(80, 'Token (embedding) size.', range='> 0')
+    ffn_channels: int = option(80, 'Feed-forward hidden size.', range='> 0')
+    num_heads: int = option(8, 'Attention heads.', range='> 0')
     dropout: float = option(
-        0.0, 'Dropout on the input tokens and on each residual branch.')
-    attention_dropout: float = option(0.1, 'Dropout on attention weights.')
+        0.0, 'Dropout on the input tokens and on each residual branch.',
+        range='[0, 1)')
+    attention_dropout: float = option(0.1, 'Dropout on attention weights.',
+        range='[0, 1)')
     activation_dropout: float = option(
-        0.1, 'Dropout after the GELU of the feed-forward networks.')
+        0.1, 'Dropout after the GELU of the feed-forward networks.',
+        range='[0, 1)')
     pre_norm: bool = option(True, 'Pre-LN blocks if true, post-LN otherwise.')
     final_norm: bool = option(
         True, 'With pre-LN, normalize the last block output.')
@@ -70,7 +74,8 @@ class GraphormerConfig:
         64, 'Largest distance with its own spatial encoding.')
     max_attention_distance: Optional[int] = option(
         None, 'If set, node pairs farther apart do not attend to each other.')
-    max_nodes: int = option(512, 'Largest graph the model accepts.')
+    max_nodes: int = option(512, 'Largest graph the model accepts.',
+        range='> 0')
     directed: bool = option(False, 'Separate in- and out-degree embeddings.')
 
     def __post_init__(self) -> None:

@@ -128,6 +128,10 @@ def test_environment_sets_data_root_unless_overridden(tmp_path):
      "'molhiv'"),
     ('train.precision=fp16', "'train.precision' must be one of"),
     ('data.batch_size=0', "'data.batch_size' must be > 0"),
+    ('optim.weight_decay=-1', "'optim.weight_decay' must be >= 0, got -1"),
+    ('model.dropout=1.5', "'model.dropout' must be in [0, 1), got 1.5"),
+    ('train.max_epochs=0', "'train.max_epochs' must be > 0, got 0"),
+    ('data.limit_val=0', "'data.limit_val' must be a positive count"),
     ('data.num_workers=-1', "'data.num_workers' must be a count of "
      "processes"),
     ('data.num_workers=many', "'data.num_workers' must be a count of "

@@ -87,11 +87,11 @@ class DataConfig:
         '`../shared/data/ogbg_molhiv`) copied into the root when missing; '
         'null: download as PyG/OGB do.')
     max_nodes: int = option(512, 'Largest graph AddShortestPaths accepts '
-        '(pre_transform).')
+        '(pre_transform).', range='> 0')
     batch_size: int = option(256, 'Graphs per optimizer step, over all '
-        'processes (each of N processes gets batch_size/N).')
+        'processes (each of N processes gets batch_size/N).', range='> 0')
     eval_batch_size: Optional[int] = option(None, 'Graphs per evaluation '
-        'batch and process; null: data.batch_size.')
+        'batch and process; null: data.batch_size.', range='> 0')
     num_workers: Workers = option('auto', 'DataLoader worker processes per '
         'training process, which collate batches and lay them out; auto: '
         'none on the CPU (its cores train), on an accelerator one per CPU '
@@ -100,11 +100,11 @@ class DataConfig:
     on_device: bool = option(False, 'Keep the preprocessed dataset on the '
         'accelerator and batch there (no DataLoader).')
     limit_train: Optional[int] = option(None, 'Use only the first N '
-        'training graphs (null: all).')
+        'training graphs (null: all).', range='>= 0')
     limit_val: Optional[int] = option(None, 'Use only the first N '
-        'validation graphs (null: all).')
+        'validation graphs (null: all).', range='>= 0')
     limit_test: Optional[int] = option(None, 'Use only the first N test '
-        'graphs (null: all).')
+        'graphs (null: all).', range='>= 0')
     standardize_targets: bool = option(True, 'Regression: train on (y - '
         'mean) / std of the training split (stored in the model card).')
 
@@ -112,35 +112,37 @@ class DataConfig:
 @dataclass
 class OptimConfig:
     r"""The :obj:`optim` section."""
-    lr: float = option(2e-4, 'Peak learning rate (AdamW).')
-    weight_decay: float = option(0.01, 'AdamW weight decay.')
+    lr: float = option(2e-4, 'Peak learning rate (AdamW).', range='> 0')
+    weight_decay: float = option(0.01, 'AdamW weight decay.', range='>= 0')
     betas: list[float] = option([0.9, 0.999], 'AdamW betas.', length=2)
-    eps: float = option(1e-8, 'AdamW epsilon.')
+    eps: float = option(1e-8, 'AdamW epsilon.', range='> 0')
     warmup_steps: int = option(40000, 'Linear warmup from 0 to optim.lr '
-        'over this many steps.')
+        'over this many steps.', range='>= 0')
     warmup_ratio: Optional[float] = option(None, 'If set, warmup = this '
-        'fraction of the total steps (overrides warmup_steps).')
+        'fraction of the total steps (overrides warmup_steps).',
+        range='[0, 1)')
     total_steps: Optional[int] = option(None, 'Steps of the schedule (decay '
         'reaches end_lr there); null: train.max_steps, or max_epochs x '
-        'steps per epoch.')
+        'steps per epoch.', range='> 0')
     end_lr: float = option(1e-9, 'Learning rate at the end of the '
-        'polynomial decay.')
-    power: float = option(1.0, 'Power of the polynomial decay (1: linear).')
+        'polynomial decay.', range='>= 0')
+    power: float = option(1.0, 'Power of the polynomial decay (1: linear).',
+        range='> 0')
 
 
 @dataclass
 class TrainConfig:
     r"""The :obj:`train` section."""
     max_steps: Optional[int] = option(None, 'Stop after this many optimizer '
-        'steps (null: max_epochs decides).')
+        'steps (null: max_epochs decides).', range='> 0')
     max_epochs: Optional[int] = option(None, 'Stop after this many epochs '
-        '(null: max_steps decides).')
+        '(null: max_steps decides).', range='> 0')
     precision: Literal['auto', '32-true', 'bf16-mixed', '16-mixed',
                        '64-true'] = option(
         'auto', 'Lightning precision; auto: bf16-mixed on a bf16-capable '
         'GPU, 32-true otherwise.')
     gradient_clip_val: Optional[float] = option(5.0, 'Clip the gradient '
-        'norm (null: no clipping).')
+        'norm (null: no clipping).', range='>= 0')
     accelerator: Literal['auto', 'cpu', 'gpu', 'cuda', 'mps'] = option(
         'auto', 'Lightning accelerator.')
     devices: Devices = option('auto', 'Devices per node: a count, a list of '
@@ -150,14 +152,14 @@ class TrainConfig:
                       'single_device'] = option(
         'auto', 'Lightning strategy (ddp for data parallel, also under '
         'torchrun).')
-    num_nodes: int = option(1, 'Machines (DDP).')
+    num_nodes: int = option(1, 'Machines (DDP).', range='> 0')
     check_val_every_n_epoch: int = option(1, 'Validate every N epochs '
-        '(unless train.val_every_n_steps is set).')
+        '(unless train.val_every_n_steps is set).', range='> 0')
     val_every_n_steps: Optional[int] = option(None, 'Validate every N '
         'optimizer steps, counted across epochs (at train.max_steps if that '
         'comes first), instead of every check_val_every_n_epoch epochs; '
         'metrics.csv then has a row per validation step. null: by epochs. '
-        'Pretraining uses pretrain.val_every_n_steps.')
+        'Pretraining uses pretrain.val_every_n_steps.', range='> 0')
     eval_test: bool = option(True, 'Score the test split, when '
         'train.test_at says (false: never read test, for tuning trials; the '
         'test columns of metrics.csv stay empty).')
@@ -168,14 +170,15 @@ class TrainConfig:
         'empty); `every_validation`: beside every validation, read at the '
         'best-validation epoch (how the committed benchmark runs ran).')
     log_every_n_steps: int = option(50, 'Logging interval of the step-level '
-        'logs (CSV/TensorBoard).')
+        'logs (CSV/TensorBoard).', range='> 0')
     checkpoint_every_n_steps: int = option(1000, 'Write '
         'checkpoints/last.ckpt every N steps and after every validation (a '
-        'step that ends an epoch: at the end of that epoch).')
+        'step that ends an epoch: at the end of that epoch).', range='> 0')
     checkpoint_every_minutes: Optional[float] = option(5.0, 'Also write '
         'checkpoints/last.ckpt once this many wall-clock minutes have '
         'passed since the last write, so that a stopped or killed run loses '
-        'at most about this much work (null: steps and validations only).')
+        'at most about this much work (null: steps and validations only).',
+        range='> 0')
     deterministic: Literal['true', 'false', 'warn'] = option(
         'warn', 'torch deterministic algorithms: true, false, or warn '
         '(deterministic where possible).')
@@ -183,11 +186,12 @@ class TrainConfig:
     num_threads: Optional[int] = option(None, "torch's intra-op threads per "
         'process; null: OMP_NUM_THREADS when set, else the idle cores (the '
         'cores less the load average, at least 1). Set it when two runs, or '
-        'a run and its resumption, must compute bit for bit alike.')
+        'a run and its resumption, must compute bit for bit alike.',
+        range='> 0')
     tensorboard: bool = option(False, 'Also log to TensorBoard (needs the '
         'tensorboard package).')
     num_sanity_val_steps: int = option(0, 'Validation batches run before '
-        'training as a smoke test.')
+        'training as a smoke test.', range='>= 0')
     compile: bool = option(False, 'Compile the network for training with '
         '`torch.compile(dynamic=True)`, in place, so checkpoints keep their '
         'key names; the first steps (and each new graph size pattern) are '
@@ -196,7 +200,7 @@ class TrainConfig:
         "validation, re-estimate the BatchNorm statistics (SepNorm's graph "
         'token) on this many training batches with the weights frozen '
         '(training/precise_bn.py); null: validate with the running '
-        'statistics.')
+        'statistics.', range='> 0')
     monitor: Optional[Literal[METRIC_NAMES]] = option(None, 'Validation '
         'metric that selects the best model (averaged over targets); null: '
         'follows the task, rocauc (binary), mae (one regression target) or '
@@ -266,7 +270,8 @@ class Option:
     :obj:`type` names the field's type (:obj:`"int"`, :obj:`"float"`,
     :obj:`"bool"`, :obj:`"str"`, :obj:`"floats"`, :obj:`"strs"`,
     :obj:`"workers"`, :obj:`"devices"`), :obj:`choices` are the values of a
-    :obj:`Literal`, :obj:`nullable` says whether it is :obj:`Optional`."""
+    :obj:`Literal`, :obj:`nullable` says whether it is :obj:`Optional`,
+    :obj:`range` is :obj:`"> 0"`, :obj:`">= 0"` or :obj:`"[0, 1)"`."""
     key: str
     type: str
     default: Any
@@ -274,6 +279,7 @@ class Option:
     choices: Optional[tuple] = None
     nullable: bool = False
     length: Optional[int] = None
+    range: Optional[str] = None
 
 
 _TYPE_NAMES = {bool: 'bool', int: 'int', float: 'float', str: 'str',
@@ -293,7 +299,8 @@ def _options(cls: type, section: str = '', skip: tuple = ()) -> list[Option]:
         options.append(Option(
             f'{section}.{f.name}' if section else f.name,
             'str' if allowed else _TYPE_NAMES[type_], default,
-            f.metadata['doc'], allowed, nullable, f.metadata.get('length')))
+            f.metadata['doc'], allowed, nullable, f.metadata.get('length'),
+            f.metadata.get('range')))
     return options
 
 
