@@ -4,7 +4,7 @@ import dataclasses
 import difflib
 import inspect
 import warnings
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
 
 import torch
 import torch.nn.functional as F
@@ -154,11 +154,15 @@ class GraphormerSepNorm(Module):
         self.head_norm.reset_parameters()
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> 'GraphormerSepNorm':
-        r"""Builds the model from a plain mapping (a YAML section, or
-        :attr:`config` of another model), rejecting unknown keys with the
-        valid ones. A saved :obj:`attention_buckets` (written by earlier
-        versions) sets the runtime bucket count."""
+    def from_config(cls, config: Union[GraphormerConfig, Mapping[str, Any]]
+                    ) -> 'GraphormerSepNorm':
+        r"""Builds the model from a :class:`GraphormerConfig` or a plain
+        mapping (a YAML section, or :attr:`config` of another model),
+        rejecting unknown keys with the valid ones. A saved
+        :obj:`attention_buckets` (written by earlier versions) sets the
+        runtime bucket count."""
+        if isinstance(config, GraphormerConfig):
+            config = dataclasses.asdict(config)
         valid = list(inspect.signature(cls.__init__).parameters)[1:]
         for key in config:
             if key not in valid:

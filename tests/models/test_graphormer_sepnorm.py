@@ -265,8 +265,9 @@ def test_the_arguments_are_the_fields_of_the_config():
     for f in fields:
         assert params[f.name].default == f.default
         assert f'{f.name} (' in GraphormerSepNorm.__doc__
+    config = GraphormerConfig(num_heads=4)
     assert GraphormerSepNorm(num_heads=4).config == dataclasses.asdict(
-        GraphormerConfig(num_heads=4))
+        config) == GraphormerSepNorm.from_config(config).config
 
 
 def test_unknown_config_key_suggests_the_right_one():
