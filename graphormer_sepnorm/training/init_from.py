@@ -56,8 +56,8 @@ HEAD_MODULES = ('head_transform', 'head_norm', 'head')
 #: Model arguments a run may set differently from the model it starts from:
 #: the outputs (read by the fresh head), the dropouts (fine-tuning may
 #: regularize differently) and the largest graph accepted (a size check, no
-#: parameter). The attention buckets are no model option (same results,
-#: another padding).
+#: parameter). model.attention_buckets, a runtime setting, is in neither
+#: model's config, so it may differ too (same results, another padding).
 FREE_KEYS = ('out_channels', 'dropout', 'attention_dropout',
              'activation_dropout', 'max_nodes')
 
