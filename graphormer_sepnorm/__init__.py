@@ -3,15 +3,15 @@ normalization) on PyTorch Geometric."""
 
 __version__ = "0.1.0"
 
-__all__ = ['GraphormerSepNorm', 'SepNorm', 'ShareNorm', 'AddShortestPaths',
-           'CanonicalNodeOrder', '__version__']
+__all__ = ['GraphormerSepNorm', 'GraphormerConfig', 'SepNorm', 'ShareNorm',
+           'AddShortestPaths', 'CanonicalNodeOrder', '__version__']
 
 # Loaded on first use, so that `graphormer_sepnorm.predict` and the command
 # lines start without importing what they do not need (PyG alone takes
 # seconds).
-_LAZY = {'GraphormerSepNorm': '.models', 'SepNorm': '.nn',
-         'ShareNorm': '.nn', 'AddShortestPaths': '.transforms',
-         'CanonicalNodeOrder': '.transforms'}
+_LAZY = {'GraphormerSepNorm': '.models', 'GraphormerConfig': '.models',
+         'SepNorm': '.nn', 'ShareNorm': '.nn',
+         'AddShortestPaths': '.transforms', 'CanonicalNodeOrder': '.transforms'}
 
 
 def __getattr__(name: str):

@@ -1,4 +1,5 @@
 r"""Models."""
-from .graphormer_sepnorm import NORM_NAMES, GraphormerSepNorm
+from .config import NORM_NAMES, GraphormerConfig
+from .graphormer_sepnorm import GraphormerSepNorm
 
-__all__ = ['GraphormerSepNorm', 'NORM_NAMES']
+__all__ = ['GraphormerSepNorm', 'GraphormerConfig', 'NORM_NAMES']

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import inspect
 import warnings
-from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
 
 import torch
 import torch.nn.functional as F
@@ -12,21 +13,15 @@ from torch.nn import LayerNorm, Linear, Module, ModuleList
 
 from ..nn.dropout import Dropout
 from ..nn.encoder_layer import GraphormerLayer
-from ..nn.graph_attention_bias import EdgeEncoding, GraphAttentionBias
+from ..nn.graph_attention_bias import GraphAttentionBias
 from ..nn.node_encoder import GraphormerNodeEncoder
 from ..nn.packed_tokens import PackedTokens
-from ..nn.sep_norm import NormKind, SepNorm, ShareNorm
+from ..nn.sep_norm import SepNorm, ShareNorm
 from ..transforms.batch_layout import BatchLayout, batch_layout
+from .config import GraphormerConfig, args_docstring, init_signature
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch_geometric.data import Data
-
-SepNormPositions = Literal['all', 'blocks', 'final']
-
-#: The two normalization schemes by their :obj:`norm` value, with the names
-#: the paper gives them: separate norms for the graph token and the nodes,
-#: or one norm shared by all tokens.
-NORM_NAMES = {'sep': 'SepNorm', 'share': 'ShareNorm'}
 
 
 class GraphormerSepNorm(Module):
@@ -81,164 +76,67 @@ class GraphormerSepNorm(Module):
     paths through node 0 are kept.
 
     Args:
-        atom_vocab_sizes (Sequence[int]): Number of values of each column of
-            :obj:`x`. (default: :obj:`(28,)`, ZINC's atom types)
-        bond_vocab_sizes (Sequence[int], optional): Number of values of each
-            column of :obj:`edge_attr`; :obj:`None` for graphs without edge
-            features. (default: :obj:`(4,)`, ZINC's bond types)
-        out_channels (int, optional): Outputs per graph. (default: :obj:`1`)
-        num_layers (int, optional): Transformer blocks. (default: :obj:`12`)
-        hidden_channels (int, optional): Token size. (default: :obj:`80`)
-        ffn_channels (int, optional): Feed-forward hidden size.
-            (default: :obj:`80`)
-        num_heads (int, optional): Attention heads. (default: :obj:`8`)
-        dropout (float, optional): Dropout on the input tokens and on each
-            residual branch. (default: :obj:`0.0`)
-        attention_dropout (float, optional): Dropout on attention weights.
-            (default: :obj:`0.1`)
-        activation_dropout (float, optional): Dropout after the GELU of the
-            feed-forward networks. (default: :obj:`0.1`)
-        pre_norm (bool, optional): Pre-LN blocks if :obj:`True`, post-LN
-            otherwise. (default: :obj:`True`)
-        final_norm (bool, optional): With pre-LN, normalize the output of the
-            last block. (default: :obj:`True`)
-        embedding_norm (bool, optional): Normalize the input tokens (the
-            reference's :obj:`encoder_normalize_before`).
-            (default: :obj:`False`)
-        norm (str, optional): :obj:`"sep"` or :obj:`"share"`.
-            (default: :obj:`"sep"`)
-        graph_token_norm (str, optional): SepNorm's graph-token norm,
-            :obj:`"batch"` or :obj:`"layer"`. (default: :obj:`"batch"`)
-        node_token_norm (str, optional): SepNorm's node-token norm,
-            :obj:`"layer"` or :obj:`"batch"`. (default: :obj:`"layer"`)
-        sepnorm_positions (str, optional): Which norms are SepNorm when
-            :obj:`norm="sep"`: :obj:`"all"`, :obj:`"blocks"` (all but the
-            final norm) or :obj:`"final"`. (default: :obj:`"all"`)
-        edge_encoding (str, optional): :obj:`"multi_hop"` or :obj:`"single"`.
-            (default: :obj:`"multi_hop"`)
-        multi_hop_max_dist (int, optional): Hops of a shortest path that enter
-            the multi-hop edge encoding. (default: :obj:`20`)
-        max_degree (int, optional): Largest degree with its own embedding.
-            (default: :obj:`64`)
-        max_distance (int, optional): Largest distance with its own spatial
-            encoding. (default: :obj:`64`)
-        max_attention_distance (int, optional): If set, node pairs farther
-            apart (or unreachable) do not attend to each other.
-            (default: :obj:`None`)
-        max_nodes (int, optional): Largest graph accepted; larger ones raise a
-            :class:`ValueError`. (default: :obj:`512`)
-        directed (bool, optional): Separate in- and out-degree embeddings.
-            (default: :obj:`False`)
-        attention_buckets (int, optional): Run the layers on this many
-            buckets of graphs of similar size, each padded only to its own
-            largest graph (same result, less padding; see
-            :class:`~graphormer_sepnorm.nn.PackedTokens`): the bucket count
-            of :meth:`layout_options`, with which the data pipeline prepares
-            batches on the CPU (on a GPU it uses one bucket).
-            (default: :obj:`4`)
+{config_args}
+        attention_buckets (int, optional): How many buckets of graphs of
+            similar size :meth:`layout_options` lays batches out in by
+            default, each padded only to its own largest graph (same
+            result, less padding; see
+            :class:`~graphormer_sepnorm.nn.PackedTokens`). A runtime
+            setting, not an option of :attr:`config`: on a GPU the data
+            pipeline uses one bucket. (default: :obj:`4`)
     """
-    def __init__(
-        self,
-        atom_vocab_sizes: Sequence[int] = (28, ),
-        bond_vocab_sizes: Optional[Sequence[int]] = (4, ),
-        out_channels: int = 1,
-        num_layers: int = 12,
-        hidden_channels: int = 80,
-        ffn_channels: int = 80,
-        num_heads: int = 8,
-        dropout: float = 0.0,
-        attention_dropout: float = 0.1,
-        activation_dropout: float = 0.1,
-        pre_norm: bool = True,
-        final_norm: bool = True,
-        embedding_norm: bool = False,
-        norm: Literal['sep', 'share'] = 'sep',
-        graph_token_norm: NormKind = 'batch',
-        node_token_norm: NormKind = 'layer',
-        sepnorm_positions: SepNormPositions = 'all',
-        edge_encoding: EdgeEncoding = 'multi_hop',
-        multi_hop_max_dist: int = 20,
-        max_degree: int = 64,
-        max_distance: int = 64,
-        max_attention_distance: Optional[int] = None,
-        max_nodes: int = 512,
-        directed: bool = False,
-        attention_buckets: int = 4,
-    ) -> None:
+    def __init__(self, *args: Any, attention_buckets: int = 4,
+                 **kwargs: Any) -> None:
+        # The arguments are the fields of GraphormerConfig (see the
+        # signature set below the class).
         super().__init__()
-        # Plain values only: saved as JSON beside the weights.
-        self.config: dict[str, Any] = dict(
-            atom_vocab_sizes=[int(v) for v in atom_vocab_sizes],
-            bond_vocab_sizes=(None if bond_vocab_sizes is None else
-                              [int(v) for v in bond_vocab_sizes]),
-            out_channels=out_channels, num_layers=num_layers,
-            hidden_channels=hidden_channels, ffn_channels=ffn_channels,
-            num_heads=num_heads, dropout=dropout,
-            attention_dropout=attention_dropout,
-            activation_dropout=activation_dropout, pre_norm=pre_norm,
-            final_norm=final_norm, embedding_norm=embedding_norm, norm=norm,
-            graph_token_norm=graph_token_norm,
-            node_token_norm=node_token_norm,
-            sepnorm_positions=sepnorm_positions, edge_encoding=edge_encoding,
-            multi_hop_max_dist=multi_hop_max_dist, max_degree=max_degree,
-            max_distance=max_distance,
-            max_attention_distance=max_attention_distance,
-            max_nodes=max_nodes, directed=directed,
-            attention_buckets=attention_buckets)
-        _check_choice('norm', norm, tuple(NORM_NAMES))
-        _check_choice('sepnorm_positions', sepnorm_positions,
-                      ('all', 'blocks', 'final'))
-        self.out_channels = out_channels
-        self.hidden_channels = hidden_channels
-        self.pre_norm = pre_norm
-        self.max_nodes = max_nodes
+        c = GraphormerConfig(*args, **kwargs)
+        self.config: dict[str, Any] = dataclasses.asdict(c)
+        self.out_channels = c.out_channels
+        self.hidden_channels = c.hidden_channels
+        self.max_nodes = c.max_nodes
         self.attention_buckets = attention_buckets
-        self.norm = norm
-        self.graph_token_norm = graph_token_norm
-        self.node_token_norm = node_token_norm
 
-        self.node_encoder = GraphormerNodeEncoder(atom_vocab_sizes,
-                                                  hidden_channels, max_degree,
-                                                  directed)
-        self.attention_bias = GraphAttentionBias(num_heads, bond_vocab_sizes,
-                                                 edge_encoding,
-                                                 multi_hop_max_dist,
-                                                 max_distance,
-                                                 max_attention_distance)
-        self.input_dropout = Dropout(dropout)
+        self.node_encoder = GraphormerNodeEncoder(
+            c.atom_vocab_sizes, c.hidden_channels, c.max_degree, c.directed)
+        self.attention_bias = GraphAttentionBias(
+            c.num_heads, c.bond_vocab_sizes, c.edge_encoding,
+            c.multi_hop_max_dist, c.max_distance, c.max_attention_distance)
+        self.input_dropout = Dropout(c.dropout)
 
-        sep_blocks = norm == 'sep' and sepnorm_positions in ('all', 'blocks')
-        sep_final = norm == 'sep' and sepnorm_positions in ('all', 'final')
+        def make_norm(sep: bool, constant_token: bool = False) -> Module:
+            if not sep:
+                return ShareNorm(c.hidden_channels)
+            return SepNorm(c.hidden_channels, 'layer' if constant_token
+                           else c.graph_token_norm, c.node_token_norm)
+
+        sep = c.norm == 'sep'
+        sep_blocks = sep and c.sepnorm_positions in ('all', 'blocks')
+        sep_final = sep and c.sepnorm_positions in ('all', 'final')
         # The embedding norm and, with pre-LN, the first block's attention
         # norm see the same graph-token embedding for every graph.
-        self.embedding_norm = (self._make_norm(sep_blocks, constant_token=True)
-                               if embedding_norm else None)
+        self.embedding_norm = (make_norm(sep_blocks, constant_token=True)
+                               if c.embedding_norm else None)
         self.layers = ModuleList()
-        for i in range(num_layers):
-            first_sees_embedding = pre_norm and i == 0
+        for i in range(c.num_layers):
+            first_sees_embedding = c.pre_norm and i == 0
             self.layers.append(
                 GraphormerLayer(
-                    hidden_channels, ffn_channels, num_heads,
-                    attention_norm=self._make_norm(
+                    c.hidden_channels, c.ffn_channels, c.num_heads,
+                    attention_norm=make_norm(
                         sep_blocks, constant_token=first_sees_embedding),
-                    ffn_norm=self._make_norm(sep_blocks),
-                    pre_norm=pre_norm, dropout=dropout,
-                    attention_dropout=attention_dropout,
-                    activation_dropout=activation_dropout))
-        self.final_norm = (self._make_norm(sep_final)
-                           if pre_norm and final_norm else None)
+                    ffn_norm=make_norm(sep_blocks),
+                    pre_norm=c.pre_norm, dropout=c.dropout,
+                    attention_dropout=c.attention_dropout,
+                    activation_dropout=c.activation_dropout))
+        self.final_norm = (make_norm(sep_final)
+                           if c.pre_norm and c.final_norm else None)
 
         # Graphormer's prediction head on the graph token.
-        self.head_transform = Linear(hidden_channels, hidden_channels)
-        self.head_norm = LayerNorm(hidden_channels)
-        self.head = Linear(hidden_channels, out_channels)
+        self.head_transform = Linear(c.hidden_channels, c.hidden_channels)
+        self.head_norm = LayerNorm(c.hidden_channels)
+        self.head = Linear(c.hidden_channels, c.out_channels)
         self.reset_parameters()
-
-    def _make_norm(self, sep: bool, constant_token: bool = False) -> Module:
-        if not sep:
-            return ShareNorm(self.hidden_channels)
-        graph_norm = 'layer' if constant_token else self.graph_token_norm
-        return SepNorm(self.hidden_channels, graph_norm, self.node_token_norm)
 
     def reset_parameters(self) -> None:
         r"""Graphormer's initialization: every weight and embedding normal
@@ -256,10 +154,15 @@ class GraphormerSepNorm(Module):
         self.head_norm.reset_parameters()
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> 'GraphormerSepNorm':
-        r"""Builds the model from a plain mapping (a YAML section, or
-        :attr:`config` of another model), rejecting unknown keys with the
-        valid ones."""
+    def from_config(cls, config: Union[GraphormerConfig, Mapping[str, Any]]
+                    ) -> 'GraphormerSepNorm':
+        r"""Builds the model from a :class:`GraphormerConfig` or a plain
+        mapping (a YAML section, or :attr:`config` of another model),
+        rejecting unknown keys with the valid ones. A saved
+        :obj:`attention_buckets` (written by earlier versions) sets the
+        runtime bucket count."""
+        if isinstance(config, GraphormerConfig):
+            config = dataclasses.asdict(config)
         valid = list(inspect.signature(cls.__init__).parameters)[1:]
         for key in config:
             if key not in valid:
@@ -270,15 +173,16 @@ class GraphormerSepNorm(Module):
                     f"options: {', '.join(valid)}")
         return cls(**config)
 
-    def layout_options(self) -> dict[str, int]:
+    def layout_options(self, num_buckets: Optional[int] = None
+                       ) -> dict[str, int]:
         r"""The arguments of
         :func:`~graphormer_sepnorm.transforms.add_batch_layout` that prepare
-        batches for this model: :obj:`num_buckets` (its
+        batches for this model: :obj:`num_buckets` (default: its
         :obj:`attention_buckets`; a GPU runs best with :obj:`1`) and the
         hops of the multi-hop walk."""
         hops = (self.attention_bias.multi_hop_max_dist
                 if self.attention_bias.edge_encoding == 'multi_hop' else 0)
-        return dict(num_buckets=self.attention_buckets,
+        return dict(num_buckets=num_buckets or self.attention_buckets,
                     multi_hop_max_dist=hops)
 
     def encode(self, data: Data, masked_atoms: Optional[Tensor] = None,
@@ -361,11 +265,14 @@ class GraphormerSepNorm(Module):
 
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}(layers={len(self.layers)}, '
-                f'hidden={self.hidden_channels}, norm={self.norm!r}, '
-                f'pre_norm={self.pre_norm}, out={self.out_channels})')
+                f"hidden={self.hidden_channels}, "
+                f"norm={self.config['norm']!r}, "
+                f"pre_norm={self.config['pre_norm']}, "
+                f"out={self.out_channels})")
 
 
-def _check_choice(name: str, value: Any, choices: Sequence[str]) -> None:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}"
-                         f", got {value!r}")
+
+GraphormerSepNorm.__init__.__signature__ = init_signature(  # type: ignore
+    GraphormerConfig, GraphormerSepNorm.__init__)
+GraphormerSepNorm.__doc__ = GraphormerSepNorm.__doc__.replace(
+    '{config_args}', args_docstring(GraphormerConfig, ' ' * 8))

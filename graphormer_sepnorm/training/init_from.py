@@ -55,10 +55,11 @@ HEAD_MODULES = ('head_transform', 'head_norm', 'head')
 
 #: Model arguments a run may set differently from the model it starts from:
 #: the outputs (read by the fresh head), the dropouts (fine-tuning may
-#: regularize differently), the largest graph accepted (a size check, no
-#: parameter) and the attention buckets (same results, another padding).
+#: regularize differently) and the largest graph accepted (a size check, no
+#: parameter). model.attention_buckets, a runtime setting, is in neither
+#: model's config, so it may differ too (same results, another padding).
 FREE_KEYS = ('out_channels', 'dropout', 'attention_dropout',
-             'activation_dropout', 'max_nodes', 'attention_buckets')
+             'activation_dropout', 'max_nodes')
 
 #: Model arguments a run may set *lower* than its backbone, mapped to the
 #: parameter whose first entries it then takes: each hop of the multi-hop

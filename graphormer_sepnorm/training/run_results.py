@@ -63,7 +63,8 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
     history = module.history
     best_path = Path(best_cb.best_model_path or run_dir / 'checkpoints' /
                      'best.ckpt')
-    model = GraphormerSepNorm.from_config(module.model.config)
+    model = GraphormerSepNorm(**module.model.config,
+                              attention_buckets=module.model.attention_buckets)
     if best is not None and best_path.is_file():
         state = torch.load(best_path, map_location='cpu',
                            weights_only=True)['state_dict']

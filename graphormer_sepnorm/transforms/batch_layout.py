@@ -249,10 +249,8 @@ def layout_options_for(model: Any,
     run on :obj:`device`: with one size bucket on an accelerator, where one
     padded attention call costs less than the kernel launches of several
     buckets (the model's buckets are a CPU saving)."""
-    options = model.layout_options()
-    if torch.device(device).type != 'cpu':
-        options['num_buckets'] = 1
-    return options
+    on_cpu = torch.device(device).type == 'cpu'
+    return model.layout_options(None if on_cpu else 1)
 
 def _shortest_path_arrays(data: Any) -> tuple[np.ndarray, np.ndarray]:
     spd = getattr(data, 'spd', None)

@@ -1,5 +1,8 @@
 """GraphormerSepNorm: invariances, what the head reads, SepNorm hazards,
 parameter count, and a short overfit on real ZINC graphs."""
+import dataclasses
+import inspect
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -8,6 +11,7 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.loader import DataLoader
 
 from graphormer_sepnorm import AddShortestPaths, GraphormerSepNorm, SepNorm
+from graphormer_sepnorm.models import GraphormerConfig
 
 SMALL = dict(num_layers=3, hidden_channels=32, ffn_channels=32, num_heads=4,
              max_degree=8)
@@ -245,6 +249,27 @@ def test_config_round_trip():
         k: v.shape for k, v in model.state_dict().items()}
 
 
+def test_attention_buckets_is_a_runtime_setting_not_a_saved_option():
+    # Configs saved with it (older checkpoints, the bundled models) load.
+    model = GraphormerSepNorm.from_config(dict(eval_model().config,
+                                               attention_buckets=2))
+    assert 'attention_buckets' not in model.config
+    assert model.layout_options()['num_buckets'] == 2
+    assert model.layout_options(num_buckets=1)['num_buckets'] == 1
+
+
+def test_the_arguments_are_the_fields_of_the_config():
+    fields = dataclasses.fields(GraphormerConfig)
+    params = inspect.signature(GraphormerSepNorm).parameters
+    assert list(params) == [f.name for f in fields] + ['attention_buckets']
+    for f in fields:
+        assert params[f.name].default == f.default
+        assert f'{f.name} (' in GraphormerSepNorm.__doc__
+    config = GraphormerConfig(num_heads=4)
+    assert GraphormerSepNorm(num_heads=4).config == dataclasses.asdict(
+        config) == GraphormerSepNorm.from_config(config).config
+
+
 def test_unknown_config_key_suggests_the_right_one():
     with pytest.raises(ValueError, match="Did you mean 'num_heads'"):
         GraphormerSepNorm.from_config({'num_head': 8})
@@ -253,7 +278,8 @@ def test_unknown_config_key_suggests_the_right_one():
 @pytest.mark.parametrize('kwargs, message', [
     (dict(norm='batch'), "norm must be one of 'sep', 'share'"),
     (dict(hidden_channels=30, num_heads=4), 'divisible by num_heads'),
-    (dict(edge_encoding='double'), "'multi_hop' or 'single'"),
+    (dict(edge_encoding='double'), "edge_encoding must be one of "
+     "'multi_hop', 'single', got 'double'"),
 ])
 def test_invalid_options_are_clear_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -1,5 +1,6 @@
 """Configuration: includes, overrides, environment, validation errors, and
 the scripts refusing bad configs before any work starts."""
+import dataclasses
 import inspect
 import time
 from pathlib import Path
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from graphormer_sepnorm.models import GraphormerSepNorm
+from graphormer_sepnorm.models import GraphormerConfig, GraphormerSepNorm
 from graphormer_sepnorm.training.config import (DATA_ROOT_ENV,
                                                 MODEL_KEYS_FROM_DATA,
                                                 MODEL_KEYS_NOT_ARGUMENTS,
@@ -61,17 +62,20 @@ def test_zinc_subset_recipe():
 
 
 def test_options_cover_the_model_signature():
-    params = set(inspect.signature(GraphormerSepNorm.__init__).parameters)
-    params -= {'self', *MODEL_KEYS_FROM_DATA}
+    # The model section is GraphormerConfig's fields (but those the data
+    # gives) and ModelRunConfig's; every constructor argument is a field.
+    from graphormer_sepnorm.training.config.schema import ModelRunConfig
+    params = set(inspect.signature(GraphormerSepNorm).parameters)
+    params -= {*MODEL_KEYS_FROM_DATA}
     keys = {o.key[len('model.'):] for o in OPTIONS
             if o.key.startswith('model.')}
     assert keys == params | set(MODEL_KEYS_NOT_ARGUMENTS)
-    from graphormer_sepnorm.training.config.schema import _MODEL_DOCS
-    undocumented = params - {row[0] for row in _MODEL_DOCS}
-    assert not undocumented, f"document {undocumented} in _MODEL_DOCS"
+    fields = {f.name for f in dataclasses.fields(GraphormerConfig)} | {
+        f.name for f in dataclasses.fields(ModelRunConfig)}
+    assert params <= fields
     table = options_markdown()
     for option in OPTIONS:
-        assert f'`{option.key}`' in table
+        assert f'`{option.key}`' in table and option.doc
 
 
 def _write(path: Path, content: dict) -> Path:
@@ -124,6 +128,10 @@ def test_environment_sets_data_root_unless_overridden(tmp_path):
      "'molhiv'"),
     ('train.precision=fp16', "'train.precision' must be one of"),
     ('data.batch_size=0', "'data.batch_size' must be > 0"),
+    ('optim.weight_decay=-1', "'optim.weight_decay' must be >= 0, got -1"),
+    ('model.dropout=1.5', "'model.dropout' must be in [0, 1), got 1.5"),
+    ('train.max_epochs=0', "'train.max_epochs' must be > 0, got 0"),
+    ('data.limit_val=0', "'data.limit_val' must be a positive count"),
     ('data.num_workers=-1', "'data.num_workers' must be a count of "
      "processes"),
     ('data.num_workers=many', "'data.num_workers' must be a count of "

@@ -18,8 +18,10 @@ and missing files raise :class:`ConfigError` naming the key and the fix.
 
 One file per job:
 
-* :mod:`~.schema`: the keys (:data:`OPTIONS`, :class:`Option`), their
-  defaults, :class:`ConfigError` and :func:`options_markdown`;
+* :mod:`~.schema`: the keys, as the fields (type, default, meaning) of one
+  dataclass per section (the :obj:`model` section's are those of
+  :class:`~graphormer_sepnorm.models.GraphormerConfig`), listed as
+  :data:`OPTIONS`; :class:`ConfigError` and :func:`options_markdown`;
 * :mod:`~.reading`: YAML files with includes, :func:`deep_merge`, dotted
   overrides and keys, unknown keys with a did-you-mean;
 * :mod:`~.validation`: :func:`validate` (types, choices, ranges, monitor,

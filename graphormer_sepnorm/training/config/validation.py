@@ -23,6 +23,10 @@ from .shipped import find_config
 from .schema import (DATA_ROOT_ENV, OPTIONS, PRETRAINING_DATA, _SECTIONS,
                      ConfigError, Option)
 
+#: The ranges an option's field may name, as checks of a value.
+_RANGES = {'> 0': lambda v: v > 0, '>= 0': lambda v: v >= 0,
+           '[0, 1)': lambda v: 0.0 <= v < 1.0}
+
 
 def _coerce(option: Option, value: Any) -> Any:
     key = option.key
@@ -137,58 +141,28 @@ def _type_error(option: Option, value: Any, expected: str) -> ConfigError:
 
 
 def _check_ranges(config: dict) -> None:
-    def positive(key: str, allow_zero: bool = False) -> None:
-        value = get_dotted(config, key)
-        if value is None:
-            return
-        if value < 0 or (value == 0 and not allow_zero):
-            bound = '>= 0' if allow_zero else '> 0'
-            raise ConfigError(f"'{key}' must be {bound}, got {value}")
-
-    for key in ('data.max_nodes', 'data.batch_size', 'data.eval_batch_size',
-                'optim.lr', 'optim.eps', 'train.num_nodes',
-                'train.check_val_every_n_epoch', 'train.log_every_n_steps',
-                'train.checkpoint_every_n_steps',
-                'train.checkpoint_every_minutes', 'optim.total_steps',
-                'train.precise_bn_batches', 'train.val_every_n_steps',
-                'train.num_threads',
-                'model.num_layers', 'model.hidden_channels',
-                'model.ffn_channels', 'model.num_heads', 'model.max_nodes',
-                'optim.power'):
-        positive(key)
-    for key in ('data.limit_train', 'data.limit_val',
-                'data.limit_test', 'optim.weight_decay',
-                'optim.warmup_steps', 'optim.end_lr',
-                'train.num_sanity_val_steps', 'train.gradient_clip_val'):
-        positive(key, allow_zero=True)
+    train = config['train']
+    for key in ('max_steps', 'max_epochs'):
+        if train[key] == -1:
+            train[key] = None
+    if train['max_steps'] is None and train['max_epochs'] is None:
+        raise ConfigError("Set 'train.max_steps' or 'train.max_epochs' (or "
+                          "both); training would never stop otherwise")
+    for option in OPTIONS:
+        value = get_dotted(config, option.key)
+        if option.range and value is not None and not _RANGES[option.range](
+                value):
+            where = 'in ' if option.range.startswith('[') else ''
+            raise ConfigError(f"'{option.key}' must be {where}{option.range}"
+                              f", got {value}")
     for key in ('data.limit_train', 'data.limit_val', 'data.limit_test'):
         if get_dotted(config, key) == 0:
             raise ConfigError(f"'{key}' must be a positive count or null "
                               f"(all graphs), got 0")
-    for key in ('model.dropout', 'model.attention_dropout',
-                'model.activation_dropout'):
-        value = get_dotted(config, key)
-        if not 0.0 <= value < 1.0:
-            raise ConfigError(f"'{key}' must be in [0, 1), got {value}")
-    ratio = get_dotted(config, 'optim.warmup_ratio')
-    if ratio is not None and not 0.0 <= ratio < 1.0:
-        raise ConfigError(f"'optim.warmup_ratio' must be in [0, 1), got "
-                          f"{ratio}")
     for i, beta in enumerate(get_dotted(config, 'optim.betas')):
         if not 0.0 <= beta < 1.0:
             raise ConfigError(f"'optim.betas' must hold two numbers in "
                               f"[0, 1), got {get_dotted(config, 'optim.betas')}")
-    max_steps = get_dotted(config, 'train.max_steps')
-    max_epochs = get_dotted(config, 'train.max_epochs')
-    if max_steps is not None and max_steps == -1:
-        config['train']['max_steps'] = max_steps = None
-    if max_epochs is not None and max_epochs == -1:
-        config['train']['max_epochs'] = max_epochs = None
-    if max_steps is None and max_epochs is None:
-        raise ConfigError("Set 'train.max_steps' or 'train.max_epochs' (or "
-                          "both); training would never stop otherwise")
-    for key in ('train.max_steps', 'train.max_epochs'):
-        positive(key)
     hidden = get_dotted(config, 'model.hidden_channels')
     heads = get_dotted(config, 'model.num_heads')
     if hidden % heads:
