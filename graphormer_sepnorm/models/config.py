@@ -7,7 +7,7 @@ import inspect
 import textwrap
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional, Sequence, Union
+from typing import Any, Callable, Literal, Optional, Sequence, Union
 
 from ..nn.graph_attention_bias import EdgeEncoding
 from ..nn.sep_norm import NormKind
@@ -130,3 +130,18 @@ def init_signature(cls: type, init: Any) -> inspect.Signature:
     return inspect.Signature(
         [next(iter(own))] + list(inspect.signature(cls).parameters.values())
         + [p for p in own if p.kind == p.KEYWORD_ONLY])
+
+
+def takes_config(config_cls: type) -> Callable[[type], type]:
+    r"""A class decorator for a module whose :obj:`__init__(self, *args,
+    **kwargs)` builds :obj:`config_cls` from its arguments: the class's
+    :obj:`__init__` gets the dataclass's fields as its signature (what
+    :func:`inspect.signature`, :func:`help` and :obj:`from_config` read), and
+    its docstring's ``{config_args}`` becomes their :obj:`Args:` entries."""
+    def decorate(cls: type) -> type:
+        cls.__init__.__signature__ = init_signature(config_cls, cls.__init__)
+        cls.__doc__ = cls.__doc__.replace(
+            '{config_args}', args_docstring(config_cls, ' ' * 8))
+        return cls
+    return decorate
+

@@ -18,12 +18,13 @@ from ..nn.node_encoder import GraphormerNodeEncoder
 from ..nn.packed_tokens import PackedTokens
 from ..nn.sep_norm import SepNorm, ShareNorm
 from ..transforms.batch_layout import BatchLayout, batch_layout
-from .config import GraphormerConfig, args_docstring, init_signature
+from .config import GraphormerConfig, takes_config
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch_geometric.data import Data
 
 
+@takes_config(GraphormerConfig)
 class GraphormerSepNorm(Module):
     r"""Graphormer, from the `"Do Transformers Really Perform Bad for Graph
     Representation?" <https://arxiv.org/abs/2106.05234>`_ paper, in which the
@@ -87,8 +88,8 @@ class GraphormerSepNorm(Module):
     """
     def __init__(self, *args: Any, attention_buckets: int = 4,
                  **kwargs: Any) -> None:
-        # The arguments are the fields of GraphormerConfig (see the
-        # signature set below the class).
+        # The arguments are the fields of GraphormerConfig (the signature
+        # @takes_config gives this method).
         super().__init__()
         c = GraphormerConfig(*args, **kwargs)
         self.config: dict[str, Any] = dataclasses.asdict(c)
@@ -270,9 +271,3 @@ class GraphormerSepNorm(Module):
                 f"pre_norm={self.config['pre_norm']}, "
                 f"out={self.out_channels})")
 
-
-
-GraphormerSepNorm.__init__.__signature__ = init_signature(  # type: ignore
-    GraphormerConfig, GraphormerSepNorm.__init__)
-GraphormerSepNorm.__doc__ = GraphormerSepNorm.__doc__.replace(
-    '{config_args}', args_docstring(GraphormerConfig, ' ' * 8))
