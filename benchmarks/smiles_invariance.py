@@ -160,7 +160,7 @@ def measure(name: str, molecules: list[str], count: int,
             > 1e-5:
         raise RuntimeError(f'{name}: the as-written path and the predictor '
                            f'disagree on canonical SMILES')
-    val_smiles, labels = validation_molecules(card.extra['dataset'])
+    val_smiles, labels = validation_molecules(BUNDLED_MODELS[name].dataset)
     return {
         'member': member.name,
         'molecules': len(molecules), 'spellings': count,
@@ -194,9 +194,17 @@ def renumbering_spread(name: str, count: int, data_root: Path,
     member = bundled_model_paths(name)[0]
     model, card = load_model(member)
     model.eval()
-    data = dict(card.extra['data'], root=str(data_root),
-                raw_source=str(SHARED / RAW_SOURCES[card.extra['dataset']]))
-    graphs = load_data_splits(data)['val']
+    if card.extra['dataset'] == 'csv':
+        # Trained from the SMILES of its benchmark's splits: the validation
+        # molecules featurized as in training, in the order written.
+        featurize = get_featurizer(card.featurizer)
+        graphs = [featurize(smiles) for smiles in validation_molecules(
+            BUNDLED_MODELS[name].dataset)[0]]
+    else:
+        data = dict(card.extra['data'], root=str(data_root),
+                    raw_source=str(SHARED / RAW_SOURCES[
+                        card.extra['dataset']]))
+        graphs = load_data_splits(data)['val']
     generator = torch.Generator().manual_seed(seed)
     strip = ('spd', 'path_next')
     plain = [graph.clone() for graph in graphs]
@@ -284,8 +292,12 @@ def main(argv=None) -> int:
     parser.add_argument('--spellings', type=int, default=5,
                         help='ways to write each molecule, the first being '
                         'the given SMILES (default: %(default)s)')
-    parser.add_argument('--models', nargs='+', default=sorted(BUNDLED_MODELS),
-                        choices=sorted(BUNDLED_MODELS),
+    # The first member of each bundled ensemble (a -single model is one of
+    # its members).
+    ensembles = sorted(name for name, entry in BUNDLED_MODELS.items()
+                       if entry.single_of is None)
+    parser.add_argument('--models', nargs='+', default=ensembles,
+                        choices=ensembles,
                         help='bundled models (default: all)')
     parser.add_argument('--data-root', type=Path, default=Path('data'),
                         help='writable data root where the datasets of the '
