@@ -80,7 +80,11 @@ def iter_molecule_keys(smiles: Sequence[str], processes: int = 1,
                 bar.update(len(keys))
                 yield from keys
         else:
-            with multiprocessing.Pool(processes) as pool:
+            # Spawned, not forked: a worker forked while one of this
+            # process's threads (a progress bar's monitor, a pool's
+            # handlers) held a lock can hang at its exit, and the pool with
+            # it (seen in CI on two loaded cores).
+            with multiprocessing.get_context('spawn').Pool(processes) as pool:
                 for keys in pool.imap(_keys_of_chunk, chunks):
                     bar.update(len(keys))
                     yield from keys
