@@ -68,12 +68,13 @@ def save_zinc_model(path: Path, seed: int = 0, task: str = 'regression',
     return path
 
 
-def save_ogb_model(path: Path, seed: int = 1) -> Path:
+def save_ogb_model(path: Path, seed: int = 1, task: str = 'binary'
+                   ) -> Path:
     from ogb.utils.features import (get_atom_feature_dims,
                                     get_bond_feature_dims)
     model = small_model(seed, atom_vocab_sizes=get_atom_feature_dims(),
                         bond_vocab_sizes=get_bond_feature_dims())
-    save_model(path, model, ModelCard({}, 'ogb', 'binary', dataset='molhiv'))
+    save_model(path, model, ModelCard({}, 'ogb', task, dataset='molhiv'))
     return path
 
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from graphormer_sepnorm.bundled import ENV_VAR
+from graphormer_sepnorm.bundled import BUNDLED_MODELS, ENV_VAR
 from graphormer_sepnorm.cli import predict as cli
 from graphormer_sepnorm.predict import Predictor
 from graphormer_sepnorm.predict import pipeline as pipeline_module
@@ -324,7 +324,7 @@ def test_bundled_model_not_installed(tmp_path):
     assert result.stderr.count('\n') == 1 and 'Traceback' not in \
         result.stderr
     assert 'No bundled' in result.stderr
-    assert 'configs/zinc_subset_sepnorm.yaml' in result.stderr
+    assert BUNDLED_MODELS['zinc'].train_config in result.stderr
 
 
 def test_help(capsys):

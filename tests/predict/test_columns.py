@@ -51,14 +51,18 @@ def test_bundled_zinc_keeps_the_labels_of_its_target(zinc_smiles, tmp_path,
                                                      capsys):
     """The bundled ZINC model's prediction column is 'prediction': an input
     CSV with its own 'prediction' (and 'error') columns keeps them all, value
-    for value; the model's values land in prediction_pred."""
-    bundled = Predictor.from_bundled('zinc')
+    for value; the model's values land in prediction_pred (one member here;
+    the ensemble adds prediction_pred_std)."""
+    bundled = Predictor.from_bundled('zinc-single')
     assert bundled.prediction_columns == ['prediction']
+    assert Predictor.from_bundled('zinc').output_columns == [
+        'prediction', 'prediction_std']
     smiles = zinc_smiles[:12] + ['not a smiles'] + zinc_smiles[12:20]
     src = _labelled_csv(tmp_path / 'labelled.csv', smiles, 'prediction')
     out = tmp_path / 'out.csv'
-    assert cli.predict_main(['--model', 'zinc', '--input', str(src), '--output',
-                     str(out), '--num-workers', '0', '--quiet']) == 0
+    assert cli.predict_main(['--model', 'zinc-single', '--input', str(src),
+                             '--output', str(out), '--num-workers', '0',
+                             '--quiet']) == 0
     written, given = _rows(out), _rows(src)
     assert written[0] == given[0] + ['prediction_pred', 'error_pred']
     assert [row[:5] for row in written] == given  # Every input cell kept.

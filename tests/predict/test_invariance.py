@@ -68,7 +68,7 @@ def test_as_written_the_bundled_zinc_model_depended_on_the_spelling(
     spreads by far more than the tolerance."""
     model, card = load_model(bundled_model_paths('zinc')[0])
     model.eval()
-    featurize, paths = get_featurizer('zinc'), AddShortestPaths()
+    featurize, paths = get_featurizer(card.featurizer), AddShortestPaths()
     outputs = []
     with torch.no_grad():
         for k in range(SPELLINGS):

@@ -12,7 +12,8 @@ from safetensors.torch import save_file
 from torch_geometric.data import Batch, Data
 
 from graphormer_sepnorm import AddShortestPaths, GraphormerSepNorm
-from graphormer_sepnorm.bundled import (ENV_VAR, BundledModelNotInstalled,
+from graphormer_sepnorm.bundled import (BUNDLED_MODELS, ENV_VAR,
+                                        BundledModelNotInstalled,
                                         available_bundled_models)
 from graphormer_sepnorm.checkpoint import CheckpointError
 from graphormer_sepnorm.data.featurize import (smiles_to_ogb_graph,
@@ -23,7 +24,8 @@ from graphormer_sepnorm.predict import running as running_module
 
 from conftest import load_real_zinc, shared_path
 from predict_helpers import (MAX_NODES, MEAN, STD, ogb, ogb_ckpt,  # noqa
-                             one_thread, zinc, zinc_ckpt, zinc_smiles)
+                             one_thread, save_ogb_model, zinc, zinc_ckpt,
+                             zinc_smiles)
 
 
 def _raw_output(model: GraphormerSepNorm, graphs: list[Data]) -> torch.Tensor:
@@ -321,20 +323,24 @@ def test_bundled_not_installed(tmp_path):
     msg = str(exc.value)
     assert 'No bundled' in msg
     assert ('python scripts/train.py --config '
-            'configs/zinc_subset_sepnorm.yaml') in msg
+            f'{BUNDLED_MODELS["zinc"].train_config}') in msg
     assert '--checkpoint runs/<run>/model.safetensors' in msg
     assert isinstance(exc.value, CheckpointError)
-    with pytest.raises(ValueError, match='molhiv, zinc'):
+    with pytest.raises(ValueError,
+                       match='molhiv, molhiv-single, zinc, zinc-single'):
         Predictor.from_bundled('qm9', directory=tmp_path)
 
 
 def test_bundled_drop_in(zinc_ckpt, ogb_ckpt, tmp_path, monkeypatch):
+    # The bundled ZINC model takes OGB features (trained from SMILES).
+    regression = save_ogb_model(tmp_path / 'regression.safetensors',
+                                task='regression')
     (tmp_path / 'zinc_seed0.safetensors').write_bytes(
-        zinc_ckpt.read_bytes())
+        regression.read_bytes())
     monkeypatch.setenv(ENV_VAR, str(tmp_path))
-    assert available_bundled_models() == ['zinc']
+    assert available_bundled_models() == ['zinc', 'zinc-single']
     predictor = Predictor.from_bundled('ZINC')
-    direct = Predictor.from_checkpoint(zinc_ckpt).predict(['CCO'])[0].value
+    direct = Predictor.from_checkpoint(regression).predict(['CCO'])[0].value
     assert predictor.predict(['CCO'])[0].value == direct
     # A checkpoint of the wrong kind under a bundled name is refused.
     (tmp_path / 'molhiv_seed0.safetensors').write_bytes(
