@@ -216,23 +216,20 @@ def test_plot_has_one_panel_per_dataset(analysis, workdir):
     assert '- **molhiv** (2 vs 2 seeds)' in result.stdout
 
 
-def test_help_and_a_bad_runs_folder(tmp_path):
+def test_help_and_a_bad_runs_folder(tmp_path, capsys):
+    from benchmarks.analysis.graph_token_cli import main
     result = subprocess.run([sys.executable, ANALYSIS, '--help'],
                             capture_output=True, text=True)
     assert result.returncode == 0 and '--runs' in result.stdout
-    result = subprocess.run(
-        [sys.executable, ANALYSIS, '--runs', str(tmp_path / 'none')],
-        capture_output=True, text=True)
-    assert result.returncode == 2
-    assert result.stderr.startswith('error: No run directory')
-    assert len(result.stderr.strip().splitlines()) == 1
-    result = subprocess.run(
-        [sys.executable, ANALYSIS, '--checkpoint', 'a', '--weights', 'b'],
-        capture_output=True, text=True)
-    assert result.returncode == 2
-    assert result.stderr == ('error: --weights goes with --runs (the folder '
-                             'of the run directories whose models it '
-                             'holds)\n')
+    # The errors, from the script's main in this process.
+    assert main(['--runs', str(tmp_path / 'none')]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith('error: No run directory')
+    assert len(error.strip().splitlines()) == 1
+    assert main(['--checkpoint', 'a', '--weights', 'b']) == 2
+    assert capsys.readouterr().err == (
+        'error: --weights goes with --runs (the folder of the run '
+        'directories whose models it holds)\n')
 
 
 def test_plotted_density_by_hand():
@@ -289,16 +286,16 @@ def test_smiles_file_mode_equals_the_predictors_embeddings(workdir,
     assert (tmp_path / 'out' / 'graph_token_geometry.png').is_file()
 
 
-def test_smiles_file_errors_are_one_line(workdir, tmp_path):
+def test_smiles_file_errors_are_one_line(workdir, tmp_path, capsys):
+    from benchmarks.analysis.graph_token_cli import main
     run = str(workdir / 'runs' / 'molhiv' / 'sep_seed0')
     bad = tmp_path / 'bad.smi'
     bad.write_text('C1CC\nCCO\n')
     for smiles_file, message in ((tmp_path / 'none.csv', 'does not exist'),
                                  (bad, 'the geometry needs at least two')):
-        result = subprocess.run(
-            [sys.executable, ANALYSIS, '--checkpoint', run, '--smiles',
-             str(smiles_file), '--output-dir', str(tmp_path / 'out')],
-            capture_output=True, text=True, timeout=300)
-        assert result.returncode == 2, result.stderr[-2000:]
-        assert message in result.stderr
-        assert len(result.stderr.strip().splitlines()) == 1
+        code = main(['--checkpoint', run, '--smiles', str(smiles_file),
+                     '--output-dir', str(tmp_path / 'out')])
+        error = capsys.readouterr().err
+        assert code == 2, error[-2000:]
+        assert message in error
+        assert len(error.strip().splitlines()) == 1

@@ -3,7 +3,6 @@ test and times to accuracy; the script's files and README blocks."""
 import json
 import math
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,24 @@ from benchmarks.analysis.runs import (group_runs, load_runs,
 from benchmarks.analysis.tuning import trials_table
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def run_results_table(argv) -> subprocess.CompletedProcess:
+    """scripts/results_table.py's main run in this process (its imports are
+    paid once for all these tests), as a completed process with its exit
+    status and output."""
+    import contextlib
+    import importlib.util
+    import io
+    spec = importlib.util.spec_from_file_location(
+        'results_table_script', REPO / 'scripts' / 'results_table.py')
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = script.main([str(a) for a in argv])
+    return subprocess.CompletedProcess(argv, code, out.getvalue(),
+                                       err.getvalue())
 
 
 def write_run(root, name, dataset, norm, seed, test, val, metric='mae',
@@ -446,10 +463,10 @@ def test_script_writes_results_figures_and_readme(runs, tmp_path):
     readme = tmp_path / 'README.md'
     readme.write_text(f'# x\n{README_BEGIN}\nPLACEHOLDER\n{README_END}\nafter\n')
     output, figures = tmp_path / 'out' / 'RESULTS.md', tmp_path / 'figs'
-    result = subprocess.run(
-        [sys.executable, str(REPO / 'scripts/results_table.py'), '--runs',
+    result = run_results_table(
+        ['--runs',
          str(runs), '--output', str(output), '--figures', str(figures),
-         '--readme', str(readme)], capture_output=True, text=True)
+         '--readme', str(readme)])
     assert result.returncode == 0, result.stderr
     assert '0.150 ± 0.014' in output.read_text()
     text = readme.read_text()
@@ -474,11 +491,9 @@ def test_each_readme_block_goes_where_it_is(runs, tmp_path):
     findings_begin, findings_end = readme_markers('results-findings')
     full.write_text(f'{findings_begin}\nOLD\n{findings_end}\n'
                     f'{README_BEGIN}\nOLD\n{README_END}\n')
-    command = [sys.executable, str(REPO / 'scripts/results_table.py'),
-               '--runs', str(runs), '--output', str(tmp_path / 'RESULTS.md'),
+    command = ['--runs', str(runs), '--output', str(tmp_path / 'RESULTS.md'),
                '--figures', str(tmp_path / 'figs'), '--readme']
-    result = subprocess.run(command + [str(top), str(full)],
-                            capture_output=True, text=True)
+    result = run_results_table(command + [str(top), str(full)])
     assert result.returncode == 0, result.stderr
     text = top.read_text()
     assert text.endswith(f'{summary_end}\nafter\n') and 'OLD' not in text
@@ -492,8 +507,7 @@ def test_each_readme_block_goes_where_it_is(runs, tmp_path):
                                                              1)[0]
     assert findings == findings_markdown(group_runs(load_runs(runs)))
     assert '](../figs/val_curves_zinc_subset.png)' in text
-    result = subprocess.run(command + [str(top)], capture_output=True,
-                            text=True)
+    result = run_results_table(command + [str(top)])
     assert result.returncode == 2
     assert f'none of {top} has the generated results-table block' \
         in result.stderr and README_BEGIN in result.stderr
@@ -525,9 +539,9 @@ def test_committed_findings_are_the_committed_runs():
 
 
 def test_missing_runs_folder_is_a_clear_error(tmp_path):
-    result = subprocess.run(
-        [sys.executable, str(REPO / 'scripts/results_table.py'), '--runs',
-         str(tmp_path / 'none')], capture_output=True, text=True)
+    result = run_results_table(
+        ['--runs',
+         str(tmp_path / 'none')])
     assert result.returncode == 2 and 'No run directory' in result.stderr
 
 
@@ -535,10 +549,10 @@ def test_tuning_table_alone_before_any_final_run(tmp_path):
     tuning = tmp_path / 'tuning'
     write_run(tuning, '5e-4/sep', 'zinc_subset', 'sep', 0, None, 0.5,
               trial='5e-4')
-    result = subprocess.run(
-        [sys.executable, str(REPO / 'scripts/results_table.py'), '--runs',
+    result = run_results_table(
+        ['--runs',
          str(tmp_path / 'none'), '--tuning', str(tuning), '--output',
-         str(tmp_path / 'RESULTS.md')], capture_output=True, text=True)
+         str(tmp_path / 'RESULTS.md')])
     assert result.returncode == 0, result.stderr
     assert '| 5e-4 | `optim.lr=5e-4`' in (tuning / 'TRIALS.md').read_text()
     assert not (tmp_path / 'RESULTS.md').exists()
@@ -566,11 +580,11 @@ def test_geometry_table_sentences_and_plot_link(runs, tmp_path):
     readme = tmp_path / 'README.md'
     readme.write_text(f'{README_BEGIN}\n{README_END}\n')
     output = tmp_path / 'out' / 'RESULTS.md'
-    result = subprocess.run(
-        [sys.executable, str(REPO / 'scripts/results_table.py'), '--runs',
+    result = run_results_table(
+        ['--runs',
          str(runs), '--output', str(output), '--figures',
          str(tmp_path / 'figs'), '--readme', str(readme), '--geometry',
-         str(geometry)], capture_output=True, text=True)
+         str(geometry)])
     assert result.returncode == 0, result.stderr
     for text in (readme.read_text(), output.read_text()):
         assert ('| zinc_subset | Graphormer + SepNorm | 2 | -2.900 ± 0.141 '
@@ -583,8 +597,8 @@ def test_geometry_table_sentences_and_plot_link(runs, tmp_path):
             in readme.read_text())
     assert ('![graph_token_geometry](../graph_token/'
             'graph_token_geometry.png)') in output.read_text()
-    result = subprocess.run(
-        [sys.executable, str(REPO / 'scripts/results_table.py'), '--runs',
+    result = run_results_table(
+        ['--runs',
          str(runs), '--output', str(output), '--geometry',
-         str(tmp_path / 'none.json')], capture_output=True, text=True)
+         str(tmp_path / 'none.json')])
     assert result.returncode == 2 and 'none.json' in result.stderr

@@ -54,7 +54,9 @@ def spreads(predictor: Predictor, written) -> np.ndarray:
     return (values.max(1) - values.min(1)).max(1)
 
 
-@pytest.mark.parametrize('name', ['zinc', 'molhiv'])
+# One member of each bundled ensemble: an ensemble averages members, so it
+# is as invariant as they are (and takes four times as long).
+@pytest.mark.parametrize('name', ['zinc-single', 'molhiv-single'])
 def test_bundled_models_give_one_answer_per_molecule(name, written):
     spread = spreads(Predictor.from_bundled(name), written)
     assert len(spread) == 1000
