@@ -27,7 +27,7 @@ for example to use models kept outside the installation.
 """
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional, Union
 
@@ -75,36 +75,34 @@ class BundledModel:
         return self.single_of or self.name
 
 
+def _single(ensemble: BundledModel, predicts: str) -> BundledModel:
+    r"""The entry of :obj:`ensemble`'s best-validation member alone: the
+    ensemble's data, featurizer, task and config, under
+    ``<name>-single``."""
+    return replace(ensemble, name=f'{ensemble.name}-single',
+                   description=f"{predicts}: the {ensemble.name} ensemble's "
+                   f"best-validation member alone", single_of=ensemble.name)
+
+
+_ZINC = BundledModel(
+    name='zinc', dataset='zinc_subset', featurizer='ogb', task='regression',
+    description='penalized logP (ZINC subset, regression, in the units of '
+    'the dataset; seed ensemble)',
+    train_config='configs/cpu/zinc_subset_smiles_pretrained_sharenorm.yaml')
+_MOLHIV = BundledModel(
+    name='molhiv', dataset='molhiv', featurizer='ogb', task='binary',
+    description='probability of HIV replication inhibition (ogbg-molhiv, '
+    'binary; seed ensemble)',
+    train_config='configs/cpu/molhiv_pretrained_sepnorm.yaml')
+
 #: The registered bundled models, by name. Each ensemble is the seed
 #: ensemble of the model family with the best mean validation score over
 #: seeds (``benchmarks/analysis/bundle_choice.py``, scripts/README.md).
 BUNDLED_MODELS: dict[str, BundledModel] = {
-    'zinc': BundledModel(
-        name='zinc', dataset='zinc_subset', featurizer='ogb',
-        task='regression',
-        description='penalized logP (ZINC subset, regression, in the units '
-        'of the dataset; seed ensemble)',
-        train_config='configs/cpu/zinc_subset_smiles_pretrained_sharenorm.yaml'),
-    'zinc-single': BundledModel(
-        name='zinc-single', dataset='zinc_subset', featurizer='ogb',
-        task='regression',
-        description="penalized logP: the zinc ensemble's best-validation "
-        'member alone',
-        train_config='configs/cpu/zinc_subset_smiles_pretrained_sharenorm.yaml',
-        single_of='zinc'),
-    'molhiv': BundledModel(
-        name='molhiv', dataset='molhiv', featurizer='ogb', task='binary',
-        description='probability of HIV replication inhibition '
-        '(ogbg-molhiv, binary; seed ensemble)',
-        train_config='configs/cpu/molhiv_pretrained_sepnorm.yaml'),
-    'molhiv-single': BundledModel(
-        name='molhiv-single', dataset='molhiv', featurizer='ogb',
-        task='binary',
-        description="probability of HIV replication inhibition: the molhiv "
-        "ensemble's best-validation member alone",
-        train_config='configs/cpu/molhiv_pretrained_sepnorm.yaml',
-        single_of='molhiv'),
-}
+    entry.name: entry for entry in (
+        _ZINC, _single(_ZINC, 'penalized logP'),
+        _MOLHIV, _single(_MOLHIV, 'probability of HIV replication '
+                         'inhibition'))}
 
 
 #: The pretrained backbones shipped in this folder: name -> file name (a
