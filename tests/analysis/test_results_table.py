@@ -1,5 +1,9 @@
 """Results aggregation: hand-computed means, standard deviations, Welch's
 test and times to accuracy; the script's files and README blocks."""
+import contextlib
+import functools
+import importlib.util
+import io
 import json
 import math
 import subprocess
@@ -24,20 +28,23 @@ from benchmarks.analysis.tuning import trials_table
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run_results_table(argv) -> subprocess.CompletedProcess:
-    """scripts/results_table.py's main run in this process (its imports are
-    paid once for all these tests), as a completed process with its exit
-    status and output."""
-    import contextlib
-    import importlib.util
-    import io
+@functools.lru_cache(maxsize=1)
+def results_table_script():
+    """scripts/results_table.py as a module, loaded once."""
     spec = importlib.util.spec_from_file_location(
         'results_table_script', REPO / 'scripts' / 'results_table.py')
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
+    return script
+
+
+def run_results_table(argv) -> subprocess.CompletedProcess:
+    """scripts/results_table.py's main run in this process (its imports are
+    paid once for all these tests), as a completed process with its exit
+    status and output."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = script.main([str(a) for a in argv])
+        code = results_table_script().main([str(a) for a in argv])
     return subprocess.CompletedProcess(argv, code, out.getvalue(),
                                        err.getvalue())
 

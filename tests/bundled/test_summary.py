@@ -92,9 +92,8 @@ def test_results_table_refreshes_the_readme_block(tmp_path):
     installed cards (whatever runs it tabulates: two toy runs here); the
     committed scripts/README.md already holds that text (so its numbers are
     the cards', not typed)."""
-    import importlib.util
-
-    from tests.analysis.test_results_table import write_run
+    from tests.analysis.test_results_table import (results_table_script,
+                                                   write_run)
     begin, end = readme_markers('bundled-models')
     readme = (REPO / 'scripts' / 'README.md').read_text()
     committed = readme.split(begin, 1)[1].split(end, 1)[0]
@@ -105,13 +104,9 @@ def test_results_table_refreshes_the_readme_block(tmp_path):
     copy = tmp_path / 'README.md'
     results_begin, results_end = readme_markers('results-table')
     copy.write_text(f'{results_begin}\n{results_end}\n{begin}\nSTALE\n{end}\n')
-    spec = importlib.util.spec_from_file_location(
-        'results_table_script', REPO / 'scripts' / 'results_table.py')
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    assert script.main(['--runs', str(runs), '--output',
-                        str(tmp_path / 'RESULTS.md'), '--figures',
-                        str(tmp_path / 'figs'), '--readme', str(copy)]) == 0
+    assert results_table_script().main([
+        '--runs', str(runs), '--output', str(tmp_path / 'RESULTS.md'),
+        '--figures', str(tmp_path / 'figs'), '--readme', str(copy)]) == 0
     text = copy.read_text()
     assert 'STALE' not in text
     assert f'{begin}\n{bundled_models_markdown()}{end}' in text
