@@ -15,6 +15,9 @@ A plan is a YAML file (see ``benchmarks/plans/``)::
     benchmark: zinc_subset              # optional, for runs on a CSV of a
     variant: from SMILES                # benchmark's molecules
 
+In any override or argument, ``{seed}`` stands for the run's seed (e.g.
+``data.split_seed={seed}``: a new scaffold split per seed).
+
 A plan of chemprop baseline runs names the arguments of
 ``benchmarks/chemprop_baseline.py`` instead of ``configs`` (trials then
 list extra arguments; the run folder is
@@ -203,8 +206,9 @@ def load_plan(path: Path, workdir: Path) -> list[Run]:
             for config in plan['configs']:
                 runs.append(Run(trial=str(trial), seed=int(seed),
                                 config=config,
-                                overrides=list(plan.get('common') or []),
-                                trial_overrides=list(trial_overrides or []),
+                                overrides=with_seed(plan.get('common'), seed),
+                                trial_overrides=with_seed(trial_overrides,
+                                                          seed),
                                 norm=norms[config], destination=destination,
                                 workdir=workdir / destination.name,
                                 labels={key: str(plan[key]) for key in
@@ -228,14 +232,20 @@ def _chemprop_runs(path: Path, plan: dict, destination: Path,
     arguments = [item for key, value in options.items()
                  for item in (f"--{str(key).replace('_', '-')}", str(value))]
     return [Run(trial=str(trial), seed=int(seed), config='', overrides=[],
-                trial_overrides=[str(a) for a in trial_arguments or []],
+                trial_overrides=with_seed(trial_arguments, seed),
                 norm='chemprop', destination=destination,
                 workdir=workdir / destination.name,
                 labels={key: str(plan[key]) for key in RESULT_LABELS
                         if key in plan},
-                chemprop_args=arguments)
+                chemprop_args=with_seed(arguments, seed))
             for trial, trial_arguments in plan['trials'].items()
             for seed in plan['seeds']]
+
+
+def with_seed(items, seed: int) -> list[str]:
+    r"""The overrides or arguments :obj:`items` (a list or :obj:`None`) as
+    strings, with ``{seed}`` replaced by :obj:`seed`."""
+    return [str(item).replace('{seed}', str(seed)) for item in items or []]
 
 
 def _norm_of(config: str) -> str:

@@ -275,3 +275,25 @@ def test_a_final_plan_refuses_a_dirty_tree(tmp_path):
                           destination=Path('kept'), workdir=Path('work'))
     assert not tuning.reads_test
     assert protocol.commit_of([tuning], plan, repo) == head + '+dirty'
+
+
+def test_seed_placeholder_becomes_each_runs_seed(tmp_path):
+    # A new scaffold split per seed: {seed} in the common and trial
+    # overrides (ours) or the arguments (chemprop's) is the run's seed.
+    from benchmark_helpers import script_module
+    protocol = script_module('cpu_protocol')
+    plan = tmp_path / 'plan.yaml'
+    plan.write_text(yaml.safe_dump({
+        'destination': 'kept', 'seeds': [3, 7],
+        'configs': ['configs/cpu/moleculenet/clintox.yaml'],
+        'common': ['data.split_seed={seed}'],
+        'trials': {'a': ['run_name=x{seed}y']}}))
+    runs = protocol.load_plan(plan, Path('runs/cpu'))
+    assert [(run.overrides, run.trial_overrides) for run in runs] == [
+        (['data.split_seed=3'], ['run_name=x3y']),
+        (['data.split_seed=7'], ['run_name=x7y'])]
+    assert 'data.split_seed=7' in runs[1].command()
+    plan = _chemprop_plan(tmp_path, trials={'b': ['--split-seed', '{seed}']})
+    runs = protocol.load_plan(plan, Path('runs/cpu'))
+    assert [run.command()[run.command().index('--split-seed') + 1]
+            for run in runs] == ['0', '1']
