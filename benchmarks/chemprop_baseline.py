@@ -1,6 +1,7 @@
 #!/usr/bin/env python
-r"""chemprop's default D-MPNN on our ZINC-subset or MolHIV splits, under the
-same CPU budget and seeds as our runs; selects on val, reports test.
+r"""chemprop's default D-MPNN on our ZINC-subset or MolHIV splits, or on the
+binary tasks of a CSV training config split as our run splits them, under
+the same CPU budget and seeds as our runs; selects on val, reports test.
 
 A thin wrapper over
 :func:`benchmarks.baselines.chemprop_dmpnn.train_chemprop`. Needs
@@ -16,6 +17,8 @@ Examples (one thread per run; two runs side by side on two cores)::
         --source ../shared/data/ogbg_molhiv --seed 1 --max-epochs 30 --resume
     python benchmarks/chemprop_baseline.py --dataset molhiv \
         --source ../shared/data/ogbg_molhiv --train-molecules 2000 --seed 0
+    python benchmarks/chemprop_baseline.py \
+        --config configs/cpu/moleculenet/tox21.yaml --split-seed 1 --seed 1
 """
 from __future__ import annotations
 
@@ -42,12 +45,23 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         description=__doc__.split('\n\n')[0].replace('\n', ' '),
         epilog=__doc__.split('\n\n', 2)[2],
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--dataset', required=True, choices=BASELINE_DATASETS)
-    parser.add_argument('--source', required=True,
-                        help='Dataset folder: ../shared/data/ZINC-proxy '
-                        '(reads smiles/{train,val,test}.csv) or '
-                        '../shared/data/ogbg_molhiv (OGB layout, scaffold '
-                        'split).')
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument('--dataset', choices=BASELINE_DATASETS,
+                       help='A benchmark (with --source).')
+    where.add_argument('--config',
+                       help='Instead of --dataset: a training config whose '
+                       'data section is a CSV of binary tasks (data.name: '
+                       'csv); chemprop gets the molecules, labels and split '
+                       'our run of it gets, and is scored by ROC-AUC '
+                       'averaged over tasks.')
+    parser.add_argument('--source',
+                        help='With --dataset: its folder, '
+                        '../shared/data/ZINC-proxy (reads smiles/{train,val,'
+                        'test}.csv) or ../shared/data/ogbg_molhiv (OGB '
+                        'layout, scaffold split).')
+    parser.add_argument('--split-seed', type=int, default=None,
+                        help="With --config: data.split_seed (default: the "
+                        "config's).")
     parser.add_argument('--train-molecules', type=int, default=None,
                         help='Train on this many training molecules only, '
                         'drawn as whole scaffold groups (seed 0, as '
@@ -76,7 +90,15 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help='Continue the run from checkpoints/last.ckpt.')
     parser.add_argument('--no-progress-bar', action='store_true',
                         help='Hide the progress bar (for logs).')
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.dataset and not args.source:
+        parser.error('--dataset needs --source (the dataset folder)')
+    if args.config and (args.source or args.train_molecules):
+        parser.error('--config reads its data from the config; drop '
+                     '--source and --train-molecules')
+    if args.split_seed is not None and not args.config:
+        parser.error('--split-seed applies to --config only')
+    return args
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -91,7 +113,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from graphormer_sepnorm.training.config import ConfigError
     try:
         results = train_chemprop(
-            args.dataset, args.source, output_dir=args.output_dir,
+            args.dataset or 'csv', args.source or args.config,
+            output_dir=args.output_dir, split_seed=args.split_seed,
             seed=args.seed, max_epochs=args.max_epochs,
             max_cpu_minutes=args.max_minutes, batch_size=args.batch_size,
             threads=args.threads, resume=args.resume,

@@ -47,7 +47,8 @@ from graphormer_sepnorm.data.molecule_splits import (
     SPLITS, MoleculeSplit, load_molecule_splits, subsample_benchmark)
 from graphormer_sepnorm.training.checkpointing import LastCheckpoint
 from graphormer_sepnorm.training.hardware import hardware_name
-from graphormer_sepnorm.training.metrics import compute_metric
+from graphormer_sepnorm.training.metrics import (compute_metric,
+                                                 compute_metrics)
 from graphormer_sepnorm.training.plots import plot_curves
 from graphormer_sepnorm.training.preflight import (check_run_dir,
                                                    check_writable_folder)
@@ -56,6 +57,7 @@ from graphormer_sepnorm.training.run_results import (TEST_PROTOCOLS,
 
 from .chemprop_model import (CHEMPROP_DEFAULTS, TASKS, build_chemprop_model,
                              chemprop_datasets, predict_chemprop)
+from .csv_molecules import load_csv_molecules
 from .clock import CpuBudgetClock
 from .history import EpochHistory
 
@@ -129,18 +131,36 @@ def _process_settings(threads: int) -> Iterator[None]:
 
 def _metric(metric: str, predictions: np.ndarray,
             targets: np.ndarray) -> float:
+    r""":obj:`metric` of one task, or its mean over several tasks (columns,
+    :obj:`NaN` where a label is missing) as our runs average it."""
+    if targets.ndim == 2:
+        return compute_metrics('binary' if metric == 'rocauc' else
+                               'regression', torch.from_numpy(predictions),
+                               torch.from_numpy(targets))[metric]
     return compute_metric(metric, torch.from_numpy(predictions),
                           torch.from_numpy(targets))
 
 
 def _write_predictions(path: Path, part: MoleculeSplit,
-                       predictions: np.ndarray) -> None:
+                       predictions: np.ndarray,
+                       target_names: Optional[list[str]] = None) -> None:
+    r"""``id``, ``smiles``, then ``target`` and ``prediction`` (one task)
+    or ``<task>`` and ``<task>_prediction`` per task, as our runs write
+    them; a missing label is empty."""
+    targets = part.targets.reshape(len(part), -1)
+    predictions = predictions.reshape(len(part), -1)
+    pairs = [('target', 'prediction')] if not target_names else \
+        [(name, f'{name}_prediction') for name in target_names]
     with open(path, 'w', newline='') as f:
         writer = csv.writer(f)
-        writer.writerow(['id', 'smiles', 'target', 'prediction'])
-        for row in zip(part.ids, part.smiles, part.targets, predictions):
-            writer.writerow([int(row[0]), row[1], repr(float(row[2])),
-                             repr(float(row[3]))])
+        writer.writerow(['id', 'smiles', *(c for pair in pairs
+                                           for c in pair)])
+        for i, smiles, labels, scores in zip(part.ids, part.smiles, targets,
+                                             predictions):
+            cells = [int(i), smiles]
+            for y, p in zip(labels, scores):
+                cells += ['' if y != y else repr(float(y)), repr(float(p))]
+            writer.writerow(cells)
 
 
 def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
@@ -148,7 +168,8 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
                    max_cpu_minutes: Optional[float] = None,
                    batch_size: int = 64, threads: int = 1,
                    resume: bool = False, progress_bar: bool = True,
-                   train_molecules: Optional[int] = None) -> dict:
+                   train_molecules: Optional[int] = None,
+                   split_seed: Optional[int] = None) -> dict:
     r"""Trains chemprop's default D-MPNN on one dataset and seed, selects
     the epoch on the validation metric, predicts the test split once, and
     writes the run directory ``<output_dir>/<dataset>_chemprop_seed<seed>``:
@@ -166,9 +187,15 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
       committing).
 
     Args:
-        dataset (str): :obj:`"zinc_subset"` or :obj:`"molhiv"`.
+        dataset (str): :obj:`"zinc_subset"`, :obj:`"molhiv"`, or
+            :obj:`"csv"`: the binary tasks of a CSV training config, split as
+            our run of it splits them
+            (:func:`~benchmarks.baselines.csv_molecules.load_csv_molecules`;
+            ROC-AUC averaged over tasks, :class:`~benchmarks.baselines.
+            chemprop_model.TaskMeanAUROC`).
         source (str or Path): The dataset folder (see :func:`~graphormer_sepnorm.
-            data.molecule_splits.load_molecule_splits`).
+            data.molecule_splits.load_molecule_splits`), or for
+            :obj:`"csv"` the config file.
         output_dir (str or Path, optional): Folder of the run directories.
             (default: :obj:`"runs"`)
         seed (int, optional): Seed of the weights and of the batch order.
@@ -190,6 +217,8 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
             and listed under :func:`~graphormer_sepnorm.data.molecule_splits.
             subsample_benchmark`.
             (default: :obj:`None`, all)
+        split_seed (int, optional): For :obj:`"csv"`: ``data.split_seed``.
+            (default: :obj:`None`, the config's)
 
     Returns:
         dict: The content of ``results.json``.
@@ -213,7 +242,19 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
     clock = CpuBudgetClock(max_cpu_minutes)  # rejects a budget <= 0
     title, metric, higher_is_better, logged_key = TASKS[dataset]
     check_writable_folder('--output-dir', output_dir)
-    benchmark = dataset if train_molecules is None else \
+    csv_molecules = None
+    if dataset == 'csv':
+        if train_molecules is not None:
+            raise ValueError("train_molecules subsamples a benchmark; a CSV "
+                             "config takes data.limit_train instead")
+        csv_molecules = load_csv_molecules(str(source), split_seed)
+        if csv_molecules.task != 'binary':
+            raise ValueError(f"{source}: data.task is "
+                             f"{csv_molecules.task!r}; the baseline's CSV "
+                             f"mode scores binary tasks only")
+        title = csv_molecules.benchmark
+    benchmark = csv_molecules.benchmark if csv_molecules else dataset \
+        if train_molecules is None else \
         subsample_benchmark(dataset, train_molecules)
     if train_molecules is not None:
         title = f'{title}, {train_molecules:,} training molecules'
@@ -221,7 +262,9 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
                              'run_name': run_name(benchmark, seed)}, resume)
     with _process_settings(threads):
         lightning.seed_everything(seed, workers=True, verbose=False)
-        splits = load_molecule_splits(dataset, source, train_molecules)
+        splits = csv_molecules.splits if csv_molecules else \
+            load_molecule_splits(dataset, source, train_molecules)
+        target_names = csv_molecules.target_names if csv_molecules else None
         featurize_start = time.process_time()
         featurizer, datasets = chemprop_datasets(splits)
         featurize_cpu_s = time.process_time() - featurize_start
@@ -234,7 +277,8 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
             # chemprop validates on standardized targets: its MAE there is
             # ours divided by the training standard deviation.
             scale = float(scaler.scale_[0])
-        model = build_chemprop_model(dataset, featurizer, output_transform)
+        model = build_chemprop_model(dataset, featurizer, output_transform,
+                                     len(target_names or [None]))
         run_dir.mkdir(parents=True, exist_ok=True)
         with open(run_dir / 'config.yaml', 'w') as f:
             yaml.safe_dump({
@@ -242,6 +286,7 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
                 'dataset': dataset,
                 'source': _neutral_path(source),
                 'train_molecules': train_molecules,
+                'split_seed': split_seed,
                 'seed': seed,
                 'max_epochs': max_epochs,
                 'max_cpu_minutes': max_cpu_minutes,
@@ -282,7 +327,7 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
 
     best_row = history.best_row(higher_is_better)
     _write_predictions(run_dir / 'test_predictions.csv', splits['test'],
-                       test_predictions)
+                       test_predictions, target_names)
     plot_curves(history.rows, run_dir / 'curves.png', metric,
                 title=f'chemprop D-MPNN on {title}, seed={seed}')
     results = {
@@ -290,6 +335,9 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
         'benchmark': benchmark,
         'train_molecules': len(splits['train']),
         'dataset_title': title,
+        **({'targets': target_names, 'split_seed': csv_molecules.data[
+            'split_seed'], 'skipped_rows': csv_molecules.skipped_rows}
+           if csv_molecules else {}),
         'model_family': MODEL_FAMILY,
         'chemprop_version': chemprop.__version__,
         'seed': seed,

@@ -4,8 +4,11 @@ its settings, its datasets of our splits, the model, and its predictions
 in original units."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import torch
+import torchmetrics
 from chemprop import nn as chemprop_nn
 from chemprop.data import MoleculeDatapoint, MoleculeDataset, build_dataloader
 from chemprop.featurizers import (MultiHotAtomFeaturizer,
@@ -14,9 +17,10 @@ from chemprop.featurizers import (MultiHotAtomFeaturizer,
 from chemprop.models import MPNN
 
 from graphormer_sepnorm.data.molecule_splits import MoleculeSplit
+from graphormer_sepnorm.training.metrics import compute_metrics
 
-__all__ = ['CHEMPROP_DEFAULTS', 'TASKS', 'chemprop_datasets',
-           'build_chemprop_model', 'predict_chemprop']
+__all__ = ['CHEMPROP_DEFAULTS', 'TASKS', 'TaskMeanAUROC',
+           'chemprop_datasets', 'build_chemprop_model', 'predict_chemprop']
 
 #: The ``chemprop train`` defaults this baseline uses (chemprop 2.3).
 CHEMPROP_DEFAULTS = {
@@ -41,11 +45,47 @@ CHEMPROP_DEFAULTS = {
 }
 
 #: Per dataset: title, metric, whether higher is better, and the key
-#: chemprop logs the validation metric under.
+#: chemprop logs the validation metric under (:obj:`"csv"`: the binary tasks
+#: of a CSV training config, titled by its file).
 TASKS = {
     'zinc_subset': ('ZINC-subset', 'mae', False, 'val/mae'),
     'molhiv': ('ogbg-molhiv', 'rocauc', True, 'val/roc'),
+    'csv': ('', 'rocauc', True, 'val/roc'),
 }
+
+
+class TaskMeanAUROC(torchmetrics.Metric):
+    r"""The ROC-AUC of several binary tasks as MoleculeNet and our runs
+    score it (:func:`~graphormer_sepnorm.training.metrics.compute_metrics`):
+    per task on its labelled molecules, then the mean over the tasks whose
+    labels hold both classes. chemprop's own ``roc`` pools every task's
+    labels into one curve, which would select a checkpoint on another
+    quantity than the one reported. Logged as ``val/roc``."""
+    alias = 'roc'
+    higher_is_better = True
+    full_state_update = False
+
+    def __init__(self, task_weights=1.0, **kwargs):
+        # chemprop rebuilds a checkpoint's metrics with their task_weights
+        # buffer (and other attributes); the mean weighs tasks equally.
+        super().__init__()
+        self.register_buffer('task_weights', torch.ones(1, 1))
+        self.add_state('preds', default=[], dist_reduce_fx='cat')
+        self.add_state('targets', default=[], dist_reduce_fx='cat')
+
+    def update(self, preds: torch.Tensor, targets: torch.Tensor,
+               mask: torch.Tensor, *args, **kwargs) -> None:
+        self.preds.append(preds.detach())
+        self.targets.append(torch.where(mask, targets, torch.nan))
+
+    def compute(self) -> torch.Tensor:
+        with warnings.catch_warnings():
+            # A task without both classes in validation is left out of the
+            # mean every epoch; the run's final scores say so once.
+            warnings.simplefilter('ignore')
+            value = compute_metrics('binary', torch.cat(self.preds).float(),
+                                    torch.cat(self.targets).float())['rocauc']
+        return torch.tensor(value)
 
 
 def chemprop_datasets(splits: dict[str, MoleculeSplit]):
@@ -56,7 +96,7 @@ def chemprop_datasets(splits: dict[str, MoleculeSplit]):
         bond_featurizer=MultiHotBondFeaturizer())
     datasets = {}
     for split, part in splits.items():
-        points = [MoleculeDatapoint.from_smi(s, y=np.array([t]))
+        points = [MoleculeDatapoint.from_smi(s, y=np.atleast_1d(t))
                   for s, t in zip(part.smiles, part.targets)]
         datasets[split] = MoleculeDataset(points, featurizer)
         # Featurize once, as `chemprop train` does unless --no-cache.
@@ -64,9 +104,12 @@ def chemprop_datasets(splits: dict[str, MoleculeSplit]):
     return featurizer, datasets
 
 
-def build_chemprop_model(dataset: str, featurizer, output_transform) -> MPNN:
+def build_chemprop_model(dataset: str, featurizer, output_transform,
+                         n_tasks: int = 1) -> MPNN:
     r"""The default D-MPNN for :obj:`dataset` (a regression head with
-    :obj:`output_transform` for ZINC, a binary classifier for MolHIV)."""
+    :obj:`output_transform` for ZINC, a binary classifier for MolHIV, a
+    classifier of :obj:`n_tasks` binary tasks, selected on
+    :class:`TaskMeanAUROC`, for a CSV config)."""
     d = CHEMPROP_DEFAULTS
     atom_dim, bond_dim = featurizer.shape
     message_passing = chemprop_nn.BondMessagePassing(
@@ -74,7 +117,7 @@ def build_chemprop_model(dataset: str, featurizer, output_transform) -> MPNN:
         bias=d['message_bias'], depth=d['depth'], dropout=d['dropout'],
         activation=d['activation'])
     aggregation = chemprop_nn.NormAggregation(norm=d['aggregation_norm'])
-    head = dict(input_dim=message_passing.output_dim, n_tasks=1,
+    head = dict(input_dim=message_passing.output_dim, n_tasks=n_tasks,
                 hidden_dim=d['ffn_hidden_dim'], n_layers=d['ffn_num_layers'],
                 dropout=d['dropout'], activation=d['activation'])
     if dataset == 'zinc_subset':
@@ -83,7 +126,8 @@ def build_chemprop_model(dataset: str, featurizer, output_transform) -> MPNN:
         metric = chemprop_nn.MAE()
     else:
         predictor = chemprop_nn.BinaryClassificationFFN(**head)
-        metric = chemprop_nn.BinaryAUROC()
+        metric = TaskMeanAUROC() if dataset == 'csv' else \
+            chemprop_nn.BinaryAUROC()
     return MPNN(message_passing, aggregation, predictor,
                 batch_norm=d['batch_norm'], metrics=[metric],
                 warmup_epochs=d['warmup_epochs'], init_lr=d['init_lr'],
@@ -91,7 +135,9 @@ def build_chemprop_model(dataset: str, featurizer, output_transform) -> MPNN:
 
 
 def predict_chemprop(model: MPNN, dataset, batch_size: int) -> np.ndarray:
-    r"""Predictions in original units (ZINC) or probabilities (MolHIV)."""
+    r"""Predictions in original units (ZINC) or probabilities (MolHIV and
+    CSV tasks): :obj:`[molecules]` for one task, else :obj:`[molecules,
+    tasks]`."""
     loader = build_dataloader(dataset, batch_size, num_workers=0,
                               shuffle=False, drop_last=False)
     model.eval()
@@ -99,5 +145,6 @@ def predict_chemprop(model: MPNN, dataset, batch_size: int) -> np.ndarray:
     with torch.inference_mode():
         for batch in loader:
             bmg, V_d, X_d, *_ = batch
-            outputs.append(model(bmg, V_d, X_d)[:, 0])
-    return torch.cat(outputs).numpy().astype(np.float64)
+            outputs.append(model(bmg, V_d, X_d))
+    predictions = torch.cat(outputs).numpy().astype(np.float64)
+    return predictions[:, 0] if predictions.shape[1] == 1 else predictions
