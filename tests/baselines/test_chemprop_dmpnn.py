@@ -14,7 +14,8 @@ chemprop = pytest.importorskip(
     '(pip install ".[baselines]")')
 
 import torch  # noqa: E402
-from baseline_data import MOLHIV_BAD, small_molhiv, small_zinc  # noqa: E402
+from baseline_data import (MOLHIV_BAD, molhiv_rows, small_molhiv,  # noqa: E402
+                           small_zinc)
 from lightning_helpers import BurningRegression, fit, loaders  # noqa: E402
 from benchmarks.baselines.chemprop_dmpnn import (  # noqa: E402
                                                  MODEL_FAMILY, checkpoint_callbacks, train_chemprop)
@@ -158,3 +159,53 @@ def test_a_training_subsample_is_named_and_listed_as_its_own_benchmark(
     # Validation and test are the whole splits, as without the subsample.
     assert results['molecules']['test']['scored'] == \
         len(_predictions(run_dir))
+
+
+def test_a_csv_config_gets_our_runs_split_and_scores_every_task(tmp_path):
+    # Two real MolHIV-molecule tasks with missing labels, from a CSV
+    # config: chemprop trains on the split our run of that config gets (the
+    # same rows, ids and labels), and its test ROC-AUC is the mean over the
+    # tasks of the written predictions, recomputed with scikit-learn.
+    import yaml
+    from sklearn.metrics import roc_auc_score
+
+    from graphormer_sepnorm.data.csv_splits import (identifier_columns,
+                                                    load_csv_splits)
+    from graphormer_sepnorm.training.config import load_config
+    rows = molhiv_rows()[:120]
+    with open(tmp_path / 'tasks.csv', 'w', newline='') as f:
+        writer = csv.writer(f)
+        writer.writerow(['smiles', 'a', 'b'])
+        for k, (_, smiles, _) in enumerate(rows):
+            writer.writerow([smiles, k % 2, '' if k % 5 == 0 else
+                             int(k % 3 == 0)])
+    config = tmp_path / 'tasks.yaml'
+    config.write_text(yaml.safe_dump({
+        'defaults': [str(Path(__file__).resolve().parents[2] / 'configs' /
+                          'molhiv_sepnorm.yaml')],
+        'data': {'name': 'csv', 'root': str(tmp_path / 'data'),
+                 'path': str(tmp_path / 'tasks.csv'),
+                 'target_columns': ['a', 'b'], 'task': 'binary',
+                 'split': 'scaffold', 'split_seed': 0}}))
+    results = train_chemprop('csv', config, output_dir=tmp_path / 'runs',
+                             seed=0, split_seed=3, max_epochs=3,
+                             batch_size=32, **QUIET)
+    assert results['benchmark'] == 'tasks' and results['split_seed'] == 3
+    assert results['targets'] == ['a', 'b']
+    ours = load_csv_splits(load_config(config, ['data.split_seed=3'])['data'])
+    run_dir = tmp_path / 'runs' / 'tasks_chemprop_seed0'
+    written = _predictions(run_dir)
+    assert [int(r['id']) for r in written] == identifier_columns(
+        ours.test)['id']
+    labels = torch.cat([graph.y for graph in ours.test]).numpy()
+    scores = []
+    for k, task in enumerate(('a', 'b')):
+        assert [r[task] for r in written] == \
+            ['' if np.isnan(y) else repr(float(y)) for y in labels[:, k]]
+        kept = [r for r in written if r[task]]
+        scores.append(roc_auc_score([float(r[task]) for r in kept],
+                                    [float(r[f'{task}_prediction'])
+                                     for r in kept]))
+    assert results['test_metric_at_best_val'] == pytest.approx(
+        np.mean(scores), abs=1e-6)
+    _assert_neutral(run_dir, tmp_path, Path.cwd())

@@ -60,3 +60,40 @@ def test_model_has_the_layers_of_the_settings(dataset, head):
     linear = [m for m in model.predictor.modules()
               if type(m).__name__ == 'Linear']
     assert [m.out_features for m in linear] == [d['ffn_hidden_dim'], 1]
+
+
+def test_task_mean_auroc_is_the_mean_over_tasks_with_both_classes():
+    # By hand with scikit-learn: task 0 scored on its 4 labelled molecules,
+    # task 1 on its 5, task 2 (one class only) left out of the mean.
+    import torch
+    from sklearn.metrics import roc_auc_score
+
+    from benchmarks.baselines.chemprop_model import TaskMeanAUROC
+    nan = float('nan')
+    targets = torch.tensor([[1., 0., 1.], [0., 1., 1.], [nan, 0., 1.],
+                            [1., 1., nan], [0., 0., 1.]])
+    preds = torch.tensor([[.9, .2, .5], [.4, .7, .1], [.3, .1, .9],
+                          [.2, .8, .4], [.6, .3, .3]])
+    metric = TaskMeanAUROC()
+    mask = targets.isfinite()
+    # chemprop hands over NaN labels as 0 with a mask; two batches.
+    for rows in (slice(0, 2), slice(2, 5)):
+        metric.update(preds[rows], targets[rows].nan_to_num(0.0), mask[rows])
+    labelled = ~torch.isnan(targets[:, 0])
+    expected = (roc_auc_score(targets[labelled, 0], preds[labelled, 0]) +
+                roc_auc_score(targets[:, 1], preds[:, 1])) / 2
+    assert float(metric.compute()) == pytest.approx(expected, abs=1e-6)
+    assert expected != pytest.approx(roc_auc_score(
+        targets[mask], preds[mask]), abs=1e-3)  # not chemprop's pooled roc
+
+
+def test_several_tasks_get_one_output_each():
+    part = MoleculeSplit(smiles=['CCO', 'c1ccccc1O'],
+                         targets=np.array([[0.0, np.nan, 1.0],
+                                           [1.0, 1.0, 0.0]]),
+                         ids=np.arange(2))
+    featurizer, datasets = chemprop_datasets({'train': part})
+    assert datasets['train'][1].y.tolist() == [1.0, 1.0, 0.0]
+    model = build_chemprop_model('csv', featurizer, None, n_tasks=3)
+    assert model.predictor.n_tasks == 3
+    assert type(model.metrics[0]).__name__ == 'TaskMeanAUROC'

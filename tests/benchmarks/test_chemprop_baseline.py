@@ -61,3 +61,16 @@ def test_bad_input_gives_one_line_errors(tmp_path, monkeypatch, capsys):
         assert err.startswith('error: ') and message in err, err
         assert err.count('\n') == 1
     assert not (tmp_path / 'runs').exists()
+
+
+@pytest.mark.parametrize('args,message', [
+    (['--config', 'x.yaml', '--source', 'data'], '--config reads its data'),
+    (['--dataset', 'molhiv', '--source', 'd', '--split-seed', '1'],
+     '--split-seed applies to --config only'),
+    (['--dataset', 'molhiv'], '--dataset needs --source'),
+    (['--dataset', 'molhiv', '--config', 'x.yaml'], 'not allowed with'),
+    ([], 'one of the arguments --dataset --config is required')])
+def test_conflicting_data_arguments_are_usage_errors(args, message):
+    result = _run_cli(*args, cwd=REPO)
+    assert result.returncode == 2 and message in result.stderr, \
+        result.stderr
