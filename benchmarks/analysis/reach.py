@@ -1,0 +1,217 @@
+r"""How far the pretrained backbone reaches: on endpoints unlike its
+descriptor targets (the MoleculeNet classification sets), the backbone
+fine-tuned against the same config trained from scratch, chemprop beside
+them, and the linear probe of the 39 descriptor targets alone
+(``benchmarks/descriptor_probe.py``).
+
+The runs of ``benchmarks/plans/final_reach_*.yaml`` give each seed its own
+scaffold split, shared by the three methods of that seed, so fine-tuned and
+from-scratch runs are compared **paired by seed**: the mean of the per-seed
+differences, its 95% t interval and the paired t-test.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from .comparisons import p_text
+from .runs import dataset_of
+
+#: The methods of a set, in table order, with their column titles.
+METHODS = {'chemprop': 'chemprop D-MPNN',
+           'scratch': 'Graphormer from scratch',
+           'fine-tuned': 'Graphormer fine-tuned from the backbone'}
+
+
+def method_of(run: dict) -> str:
+    r"""A reach run's method: :obj:`"chemprop"` (another model family),
+    :obj:`"fine-tuned"` (its ``results.json`` records the backbone it was
+    initialized from) or :obj:`"scratch"`."""
+    if run.get('model_family'):
+        return 'chemprop'
+    return 'fine-tuned' if run.get('init_from') else 'scratch'
+
+
+def reach_sets(runs: Sequence[dict]) -> dict[str, dict[str, list[dict]]]:
+    r"""The runs by set (their benchmark, e.g. :obj:`"clintox"`), then by
+    :func:`method_of`, each list sorted by seed."""
+    sets: dict[str, dict[str, list[dict]]] = {}
+    for run in runs:
+        if run['metric'] != 'rocauc':
+            raise ValueError(f"{run.get('path', 'a run')}: metric "
+                             f"{run['metric']!r}; the reach runs are scored "
+                             f"by ROC-AUC")
+        sets.setdefault(dataset_of(run), {}).setdefault(
+            method_of(run), []).append(run)
+    for methods in sets.values():
+        for method_runs in methods.values():
+            method_runs.sort(key=lambda r: r['seed'])
+    return dict(sorted(sets.items()))
+
+
+@dataclass
+class Paired:
+    r"""Per-seed differences (first minus second) summarized."""
+    seeds: list[int]
+    mean: float
+    low: float
+    high: float
+    p_value: float
+
+
+def paired(first: Sequence[dict], second: Sequence[dict]) -> Optional[Paired]:
+    r"""The test ROC-AUC of :obj:`first` minus :obj:`second` on the seeds
+    both ran (the same split each): mean difference, 95% t interval, paired
+    two-sided t-test; :obj:`None` below two common seeds."""
+    from scipy import stats
+    by_seed = {r['seed']: r['test_metric_at_best_val'] for r in second}
+    pairs = [(r['seed'], r['test_metric_at_best_val'] - by_seed[r['seed']])
+             for r in first if r['seed'] in by_seed]
+    if len(pairs) < 2:
+        return None
+    differences = [d for _, d in pairs]
+    mean = statistics.fmean(differences)
+    spread = statistics.stdev(differences)
+    if spread == 0:
+        return Paired([s for s, _ in pairs], mean, mean, mean,
+                      0.0 if mean else 1.0)
+    half = stats.t.ppf(0.975, len(pairs) - 1) * spread / math.sqrt(
+        len(pairs))
+    p_value = float(stats.ttest_1samp(differences, 0.0).pvalue)
+    return Paired([s for s, _ in pairs], mean, mean - half, mean + half,
+                  p_value)
+
+
+def _cell(values: Sequence[float]) -> str:
+    values = [100 * v for v in values]
+    if not values:
+        return '—'
+    if len(values) == 1:
+        return f'{values[0]:.2f}'
+    return f'{statistics.fmean(values):.2f} ± {statistics.stdev(values):.2f}'
+
+
+def _difference(c: Optional[Paired]) -> str:
+    if c is None:
+        return '—'
+    return (f'{100 * c.mean:+.2f} [{100 * c.low:+.2f}, {100 * c.high:+.2f}],'
+            f' {p_text(c.p_value)}')
+
+
+def _minutes(runs: Sequence[dict]) -> str:
+    minutes = [r['cpu_time_s'] / 60 for r in runs if r.get('cpu_time_s')]
+    return f'{statistics.fmean(minutes):.1f}' if minutes else '—'
+
+
+#: The methods of the CPU-minutes column, in its order.
+MINUTES = ('scratch', 'fine-tuned', 'chemprop')
+
+
+def _tuned_minus_scratch(methods: dict[str, list[dict]]) -> Optional[Paired]:
+    return paired(methods.get('fine-tuned', []), methods.get('scratch', []))
+
+
+def reach_table(sets: dict[str, dict[str, list[dict]]],
+                probe: Optional[dict] = None) -> str:
+    r"""The markdown table: per set, test ROC-AUC (%) mean ± std over seeds
+    of the probe and of each method, the paired fine-tuned − scratch
+    difference, and CPU minutes per run."""
+    lines = ['| set | seeds | linear probe of the 39 descriptors | ' +
+             ' | '.join(METHODS.values()) +
+             ' | fine-tuned − scratch, paired [95% CI] | CPU min per run '
+             '(scratch / fine-tuned / chemprop) |',
+             '| --- | --- | ---: | ' + ' | '.join('---:' for _ in METHODS) +
+             ' | --- | --- |']
+    for name, methods in sets.items():
+        seeds = sorted({r['seed'] for runs in methods.values()
+                        for r in runs})
+        probe_runs = (probe or {}).get('sets', {}).get(name, [])
+        cells = [_cell([r['test_metric_at_best_val']
+                        for r in methods.get(method, [])])
+                 for method in METHODS]
+        lines.append(
+            f"| {name} | {','.join(map(str, seeds))} "
+            f"| {_cell([r['test_rocauc'] for r in probe_runs])} "
+            f"| {' | '.join(cells)} "
+            f"| {_difference(_tuned_minus_scratch(methods))} "
+            f"| {' / '.join(_minutes(methods.get(m, [])) for m in MINUTES)} |")
+    return '\n'.join(lines) + '\n'
+
+
+def reach_verdicts(sets: dict[str, dict[str, list[dict]]]) -> list[str]:
+    r"""One sentence per set: whether fine-tuning beat training from
+    scratch (paired, 5% level), and where chemprop stands."""
+    sentences = []
+    for name, methods in sets.items():
+        c = _tuned_minus_scratch(methods)
+        if c is None:
+            continue
+        if c.p_value < 0.05:
+            verdict = 'better' if c.mean > 0 else 'worse'
+            how = f'significantly {verdict} at the 5% level'
+        else:
+            how = 'no significant difference at the 5% level'
+        sentence = (f"**{name}**: fine-tuned − scratch = "
+                    f"{100 * c.mean:+.2f} test ROC-AUC points on average "
+                    f"over seeds {','.join(map(str, c.seeds))} (95% CI "
+                    f"[{100 * c.low:+.2f}, {100 * c.high:+.2f}], paired "
+                    f"{p_text(c.p_value)}): {how}")
+        chemprop = [r['test_metric_at_best_val']
+                    for r in methods.get('chemprop', [])]
+        if chemprop:
+            tuned = statistics.fmean(r['test_metric_at_best_val']
+                                     for r in methods['fine-tuned'])
+            theirs = statistics.fmean(chemprop)
+            sentence += (f"; chemprop {100 * theirs:.2f}, "
+                         f"{'above' if theirs > tuned else 'below'} the "
+                         f"fine-tuned Graphormer's {100 * tuned:.2f}")
+        sentences.append(sentence + '.')
+    return sentences
+
+
+def reach_markdown(sets: dict[str, dict[str, list[dict]]],
+                   probe: Optional[dict] = None) -> str:
+    r"""The table, the verdicts and the protocol, for
+    ``benchmarks/README.md`` and ``REACH.md``."""
+    verdicts = reach_verdicts(sets)
+    hardware = sorted({r['hardware']['device_name'] for methods in
+                       sets.values() for runs in methods.values()
+                       for r in runs if r.get('hardware')})
+    return (reach_table(sets, probe) + '\n'
+            + ''.join(f'- {v}\n' for v in verdicts) + ('\n' if verdicts
+                                                       else '')
+            + 'Test ROC-AUC (%), the mean over the tasks whose test split '
+            'holds both classes, mean ± std over seeds; each seed is its '
+            'own scaffold split (80/10/10), the same for every method of '
+            'that seed. Every run scored test once, at the end, with the '
+            'checkpoint of the best validation ROC-AUC. Fine-tuned and '
+            'from-scratch runs share the config, learning rate and steps; '
+            'chemprop ran its defaults within a CPU cap '
+            '(`benchmarks/plans/final_reach_*.yaml`). CPU figures: '
+            + (', '.join(hardware) or 'unknown hardware')
+            + ', one thread per run, two runs side by side.\n')
+
+
+def reach_summary(sets: dict[str, dict[str, list[dict]]]) -> str:
+    r"""One line for README.md: on which sets fine-tuning helped, on which
+    it did not (paired, 5% level)."""
+    helped, hurt, same = [], [], []
+    for name, methods in sets.items():
+        c = _tuned_minus_scratch(methods)
+        if c is None:
+            continue
+        text = f'{name} {100 * c.mean:+.2f}'
+        (helped if c.p_value < 0.05 and c.mean > 0 else
+         hurt if c.p_value < 0.05 else same).append(text)
+    parts = []
+    if helped:
+        parts.append('significantly better on ' + ', '.join(helped))
+    if hurt:
+        parts.append('significantly worse on ' + ', '.join(hurt))
+    if same:
+        parts.append('no significant difference on ' + ', '.join(same))
+    return ('Fine-tuned against from scratch on MoleculeNet endpoints '
+            '(test ROC-AUC points, paired over seeds): '
+            + '; '.join(parts or ['no paired runs yet']) + '.\n')

@@ -1,0 +1,96 @@
+"""benchmarks/analysis/reach.py: the backbone-reach table, its paired
+comparison checked by hand, and the committed blocks against the runs."""
+import json
+import math
+
+import pytest
+
+from benchmarks.analysis.reach import (method_of, paired, reach_markdown,
+                                       reach_sets, reach_summary)
+from conftest import REPO
+
+
+def _run(benchmark, seed, test, method='scratch', val=0.7, cpu=60.0):
+    run = {'benchmark': benchmark, 'dataset': 'csv', 'seed': seed,
+           'metric': 'rocauc', 'test_metric_at_best_val': test,
+           'best_val_metric': val, 'cpu_time_s': cpu,
+           'hardware': {'device_name': 'CPU X'}, 'init_from': None}
+    if method == 'fine-tuned':
+        run['init_from'] = {'source': 'bundled:pretrained-sepnorm'}
+    if method == 'chemprop':
+        run['model_family'] = 'chemprop D-MPNN'
+    return run
+
+
+def test_methods_come_from_the_family_and_the_initialization():
+    assert method_of(_run('a', 0, .5)) == 'scratch'
+    assert method_of(_run('a', 0, .5, 'fine-tuned')) == 'fine-tuned'
+    assert method_of(_run('a', 0, .5, 'chemprop')) == 'chemprop'
+
+
+def test_paired_difference_by_hand():
+    # Differences 0.02, 0.04, 0.06 (seed 3 has no partner): mean 0.04,
+    # standard deviation 0.02, t = 0.04 / (0.02 / sqrt 3) = 3.4641 on 2
+    # degrees of freedom. The 97.5% quantile of t(2) is 4.302653 (tables);
+    # with 2 dof the two-sided p is 1 - t / sqrt(2 + t^2) = 0.074180.
+    tuned = [_run('a', s, v, 'fine-tuned')
+             for s, v in ((0, .72), (1, .64), (2, .86), (3, .9))]
+    scratch = [_run('a', s, v) for s, v in ((0, .70), (1, .60), (2, .80))]
+    c = paired(tuned, scratch)
+    assert c.seeds == [0, 1, 2]
+    assert c.mean == pytest.approx(0.04)
+    half = 4.302653 * 0.02 / math.sqrt(3)
+    assert (c.low, c.high) == (pytest.approx(0.04 - half, abs=1e-6),
+                               pytest.approx(0.04 + half, abs=1e-6))
+    assert c.p_value == pytest.approx(0.074180, abs=1e-5)
+    assert paired(tuned[:1], scratch) is None  # one common seed
+
+
+def test_table_verdicts_and_summary():
+    runs = ([_run('b', s, v) for s, v in ((0, .60), (1, .62), (2, .61))]
+            + [_run('b', s, v, 'fine-tuned')
+               for s, v in ((0, .70), (1, .73), (2, .71))]
+            + [_run('b', s, .8, 'chemprop', cpu=30.0) for s in (0, 1, 2)]
+            + [_run('a', s, v) for s, v in ((0, .70), (1, .60))]
+            + [_run('a', s, v, 'fine-tuned') for s, v in ((0, .60),
+                                                          (1, .65))])
+    sets = reach_sets(runs)
+    assert list(sets) == ['a', 'b']
+    probe = {'sets': {'b': [{'test_rocauc': .5}, {'test_rocauc': .7}]}}
+    text = reach_markdown(sets, probe)
+    row = next(line for line in text.splitlines() if line.startswith('| b'))
+    cells = [c.strip() for c in row.strip('|').split('|')]
+    assert cells[:6] == ['b', '0,1,2', '60.00 ± 14.14', '80.00 ± 0.00',
+                         '61.00 ± 1.00', '71.33 ± 1.53']
+    # Differences 10, 11, 10 points: mean 10.33, significant.
+    assert cells[6].startswith('+10.33 [')
+    assert cells[7] == '1.0 / 1.0 / 0.5'
+    assert '**b**: fine-tuned − scratch = +10.33' in text
+    assert 'significantly better at the 5% level' in text
+    assert "chemprop 80.00, above the fine-tuned Graphormer's 71.33" in text
+    assert 'CPU X' in text
+    # a: differences -10 and +5: no significant difference.
+    summary = reach_summary(sets)
+    assert 'significantly better on b +10.33' in summary
+    assert 'no significant difference on a -2.50' in summary
+
+
+def test_a_run_scored_otherwise_is_refused():
+    with pytest.raises(ValueError, match="metric 'mae'"):
+        reach_sets([dict(_run('a', 0, .5), metric='mae')])
+
+
+REACH = REPO / 'benchmarks' / 'results' / 'reach'
+
+
+@pytest.mark.skipif(not REACH.is_dir(), reason='no reach runs committed')
+def test_committed_blocks_are_the_runs():
+    from benchmarks.analysis.runs import load_runs
+    sets = reach_sets(load_runs(REACH))
+    probe = json.loads((REPO / 'benchmarks' / 'results' /
+                        'descriptor_probe' / 'probe.json').read_text())
+    text = reach_markdown(sets, probe)
+    assert text in (REPO / 'benchmarks' / 'README.md').read_text(), (
+        'benchmarks/README.md: run python benchmarks/reach_table.py --readme')
+    assert reach_summary(sets) in (REPO / 'README.md').read_text()
+    assert text in (REACH / 'REACH.md').read_text()
