@@ -212,6 +212,5 @@ def reach_summary(sets: dict[str, dict[str, list[dict]]]) -> str:
         parts.append('significantly worse on ' + ', '.join(hurt))
     if same:
         parts.append('no significant difference on ' + ', '.join(same))
-    return ('Fine-tuned against from scratch on MoleculeNet endpoints '
-            '(test ROC-AUC points, paired over seeds): '
+    return ('Fine-tuned − scratch, test ROC-AUC points paired by seed: '
             + '; '.join(parts or ['no paired runs yet']) + '.\n')
