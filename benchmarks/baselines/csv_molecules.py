@@ -4,6 +4,7 @@ into a graph), the same scaffold or random split, the same labels (several
 tasks, :obj:`NaN` where missing)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -18,6 +19,7 @@ from graphormer_sepnorm.training.config import ConfigError, load_config
 __all__ = ['CSVMolecules', 'load_csv_molecules']
 
 
+@dataclass
 class CSVMolecules:
     r"""A CSV config's splits for the baseline.
 
@@ -33,16 +35,12 @@ class CSVMolecules:
         skipped_rows (int): CSV rows that give no graph (in no split).
         data (dict): The config's validated ``data`` section.
     """
-
-    def __init__(self, benchmark: str, task: str, target_names: list[str],
-                 splits: dict[str, MoleculeSplit], skipped_rows: int,
-                 data: dict):
-        self.benchmark = benchmark
-        self.task = task
-        self.target_names = target_names
-        self.splits = splits
-        self.skipped_rows = skipped_rows
-        self.data = data
+    benchmark: str
+    task: str
+    target_names: list[str]
+    splits: dict[str, MoleculeSplit]
+    skipped_rows: int
+    data: dict
 
 
 def load_csv_molecules(config: str, split_seed: Optional[int] = None,
