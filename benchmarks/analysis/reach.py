@@ -171,6 +171,20 @@ def reach_verdicts(sets: dict[str, dict[str, list[dict]]]) -> list[str]:
     return sentences
 
 
+def _chemprop_schedule(sets: dict[str, dict[str, list[dict]]]) -> str:
+    epochs = {name: sorted({r['max_epochs'] for r in methods['chemprop']})
+              for name, methods in sets.items() if methods.get('chemprop')}
+    caps = sorted({r['max_cpu_minutes'] for methods in sets.values()
+                   for r in methods.get('chemprop', [])
+                   if r.get('max_cpu_minutes')})
+    if not epochs:
+        return ''
+    return (' for ' + ', '.join(f"{'/'.join(map(str, e))} epochs on {name}"
+                               for name, e in epochs.items())
+            + (f" within {'/'.join(f'{c:g}' for c in caps)} CPU minutes"
+               if caps else ''))
+
+
 def reach_markdown(sets: dict[str, dict[str, list[dict]]],
                    probe: Optional[dict] = None) -> str:
     r"""The table, the verdicts and the protocol, for
@@ -188,8 +202,8 @@ def reach_markdown(sets: dict[str, dict[str, list[dict]]],
             'that seed. Every run scored test once, at the end, with the '
             'checkpoint of the best validation ROC-AUC. Fine-tuned and '
             'from-scratch runs share the config, learning rate and steps; '
-            'chemprop ran its defaults within a CPU cap '
-            '(`benchmarks/plans/final_reach_*.yaml`). CPU figures: '
+            'chemprop ran its default model' + _chemprop_schedule(sets) +
+            ' (`benchmarks/plans/final_reach_*.yaml`). CPU figures: '
             + (', '.join(hardware) or 'unknown hardware')
             + ', one thread per run, two runs side by side.\n')
 

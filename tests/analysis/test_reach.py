@@ -19,7 +19,8 @@ def _run(benchmark, seed, test, method='scratch', val=0.7, cpu=60.0):
     if method == 'fine-tuned':
         run['init_from'] = {'source': 'bundled:pretrained-sepnorm'}
     if method == 'chemprop':
-        run['model_family'] = 'chemprop D-MPNN'
+        run.update(model_family='chemprop D-MPNN', max_epochs=50,
+                   max_cpu_minutes=12)
     return run
 
 
@@ -70,6 +71,8 @@ def test_table_verdicts_and_summary():
     assert 'significantly better at the 5% level' in text
     assert "chemprop 80.00, above the fine-tuned Graphormer's 71.33" in text
     assert 'CPU X' in text
+    assert 'chemprop ran its default model for 50 epochs on b within 12 ' \
+        'CPU minutes' in text
     # a: differences -10 and +5: no significant difference.
     summary = reach_summary(sets)
     assert 'significantly better on b +10.33' in summary
