@@ -273,13 +273,15 @@ def _wheel_with_member(path, data: bytes):
 GOOD_MEMBER = ('SMILES\n' + ''.join(r + '\n' for r in TRAIN_ROWS)).encode()
 
 
+# mtime=0: the same bytes in every process (test workers collect the
+# parameters separately and must agree on them).
 @pytest.mark.parametrize('data, message', [
-    (gzip.compress(GOOD_MEMBER)[:40], 'train.csv.gz of .* ends early '
-     r'\(a truncated gzip stream\)'),
+    (gzip.compress(GOOD_MEMBER, mtime=0)[:40], 'train.csv.gz of .* ends '
+     r'early \(a truncated gzip stream\)'),
     (GOOD_MEMBER, 'train.csv.gz of .* is not a valid gzip file'),
-    (gzip.compress(GOOD_MEMBER.replace(b'CCCl', b'CC\xe9l')),
+    (gzip.compress(GOOD_MEMBER.replace(b'CCCl', b'CC\xe9l'), mtime=0),
      r'train.csv.gz of .*: line 15 is not UTF-8 text \(byte 0xe9\)'),
-])
+], ids=['truncated', 'not-gzip', 'not-utf8'])
 def test_a_broken_wheel_member_is_named(tmp_path, data, message):
     wheel = _wheel_with_member(tmp_path / 'w.whl', data)
     with pytest.raises(DataError, match=message + '.*--wheel'):
