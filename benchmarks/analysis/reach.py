@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from .comparisons import p_text
+from .results import mean_std
 from .runs import dataset_of
 
 #: The methods of a set, in table order, with their column titles.
@@ -85,12 +86,7 @@ def paired(first: Sequence[dict], second: Sequence[dict]) -> Optional[Paired]:
 
 
 def _cell(values: Sequence[float]) -> str:
-    values = [100 * v for v in values]
-    if not values:
-        return '—'
-    if len(values) == 1:
-        return f'{values[0]:.2f}'
-    return f'{statistics.fmean(values):.2f} ± {statistics.stdev(values):.2f}'
+    return mean_std(values, scale=100, digits=2) if values else '—'
 
 
 def _difference(c: Optional[Paired]) -> str:
@@ -121,7 +117,7 @@ def reach_table(sets: dict[str, dict[str, list[dict]]],
     lines = ['| set | seeds | linear probe of the 39 descriptors | ' +
              ' | '.join(METHODS.values()) +
              ' | fine-tuned − scratch, paired [95% CI] | CPU min per run '
-             '(scratch / fine-tuned / chemprop) |',
+             f"({' / '.join(MINUTES)}) |",
              '| --- | --- | ---: | ' + ' | '.join('---:' for _ in METHODS) +
              ' | --- | --- |']
     for name, methods in sets.items():
