@@ -5,10 +5,12 @@ task from the 39 RDKit descriptors alone
 (:data:`graphormer_sepnorm.pretraining.descriptors.DESCRIPTOR_NAMES`, the
 backbone's graph-level pretraining targets).
 
-For each set and seed, the molecules and the split are exactly those a
-training run on the CSV gets (``data.split: scaffold``, ``data.split_sizes:
-[0.8, 0.1, 0.1]``, ``data.split_seed: SEED``, OGB featurizer: rows that
-do not become a graph are left out). Per task, on its labelled molecules:
+For each set and seed, the molecules and the split are exactly those the
+set's training config gets (``configs/cpu/moleculenet/<set>.yaml``, with
+``data.split_seed: SEED``: its CSV, scaffold split and ``data.max_nodes``;
+rows that do not become a graph are left out), read through
+``benchmarks/baselines/csv_molecules.py`` as the chemprop baseline reads
+them. Per task, on its labelled molecules:
 descriptors standardized with the training split's statistics (a
 descriptor RDKit cannot compute is set to the training median), an
 L2-regularized logistic regression per inverse strength C in
@@ -28,17 +30,19 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Optional
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 
-MOLECULENET = REPO.parent / 'shared' / 'data' / 'moleculenet'
-#: The MoleculeNet classification sets, by name: their file in the
-#: MoleculeNet folder.
-SETS = {'clintox': 'clintox.csv', 'sider': 'sider.csv',
-        'tox21': 'tox21.csv'}
+from benchmarks.analysis.results import mean_std  # noqa: E402
+
+#: The MoleculeNet classification sets, by name: their training config
+#: (relative to the repository; its data.path names the CSV).
+SETS = {name: f'configs/cpu/moleculenet/{name}.yaml'
+        for name in ('clintox', 'sider', 'tox21')}
 #: Inverse regularization strengths tried; validation picks one per task.
 C_GRID = (0.01, 0.1, 1.0, 10.0)
 
@@ -52,30 +56,13 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help='MoleculeNet sets (default: %(default)s)')
     parser.add_argument('--seeds', nargs='+', type=int, default=[0, 1, 2],
                         help='scaffold split seeds (default: %(default)s)')
-    parser.add_argument('--source', type=Path, default=MOLECULENET,
-                        help='folder of the MoleculeNet CSVs (default: '
-                        '../shared/data/moleculenet)')
+    parser.add_argument('--root', type=Path,
+                        help='folder caching the featurized CSVs (default: '
+                        'a temporary folder)')
     parser.add_argument('--output', type=Path,
                         help='folder for probe.json and probe.md (default: '
                         'print only)')
     return parser.parse_args(argv)
-
-
-def set_molecules(path: Path, seed: int, root: Path):
-    r"""The featurizable molecules of a MoleculeNet CSV as a training run
-    sees them: (canonical SMILES, labels [molecules, tasks] with NaN where
-    missing, task names, the three index arrays of the scaffold split)."""
-    import pandas as pd
-    import torch
-
-    from graphormer_sepnorm.data.csv_dataset import MoleculeCSVDataset
-    columns = list(pd.read_csv(path, nrows=0).columns)
-    tasks = columns[1:]
-    dataset = MoleculeCSVDataset(root, path, columns[0], tasks, 'binary',
-                                 'ogb', log=False)
-    labels = torch.cat([graph.y for graph in dataset]).numpy()
-    parts = dataset.split_indices('scaffold', (0.8, 0.1, 0.1), seed)
-    return dataset.canonical_smiles, labels, tasks, parts
 
 
 def descriptor_matrix(smiles: list[str]) -> np.ndarray:
@@ -123,16 +110,25 @@ def probe_task(features: np.ndarray, labels: np.ndarray,
             'C': c}
 
 
-def probe_set(path: Path, seed: int, root: Path) -> dict:
-    r"""Every task of one set on one split seed, and their means."""
-    smiles, labels, tasks, parts = set_molecules(path, seed, root)
+def probe_set(config: str, seed: int, root: Optional[Path] = None) -> dict:
+    r"""Every task of the set of the CSV training config :obj:`config` on
+    split seed :obj:`seed`, and their means (:obj:`root`: ``data.root``,
+    where the featurized CSV is cached; :obj:`None`: the config's)."""
+    from benchmarks.baselines.csv_molecules import load_csv_molecules
+    molecules = load_csv_molecules(config, seed,
+                                   None if root is None else str(root))
+    names = list(molecules.splits)
+    smiles = [s for name in names for s in molecules.splits[name].smiles]
+    labels = np.concatenate([molecules.splits[name].targets
+                             for name in names])
+    sizes = [len(molecules.splits[name].smiles) for name in names]
+    parts = np.split(np.arange(len(smiles)), np.cumsum(sizes)[:-1])
     features = descriptor_matrix(smiles)
     scores = {task: probe_task(features, labels[:, k], parts)
-              for k, task in enumerate(tasks)}
+              for k, task in enumerate(molecules.target_names)}
     scored = [s for s in scores.values() if s is not None]
-    return {'seed': seed, 'molecules': len(smiles),
-            'split_sizes': [len(p) for p in parts], 'tasks': len(tasks),
-            'tasks_scored': len(scored),
+    return {'seed': seed, 'molecules': len(smiles), 'split_sizes': sizes,
+            'tasks': len(scores), 'tasks_scored': len(scored),
             'val_rocauc': statistics.fmean(s['val_rocauc'] for s in scored),
             'test_rocauc': statistics.fmean(s['test_rocauc']
                                             for s in scored),
@@ -145,11 +141,7 @@ def markdown(results: dict) -> str:
              '| --- | --- | ---: | --- | --- | --- |']
     for name, runs in results['sets'].items():
         def spread(key):
-            values = [100 * r[key] for r in runs]
-            if len(values) == 1:
-                return f'{values[0]:.2f}'
-            return (f'{statistics.fmean(values):.2f} ± '
-                    f'{statistics.stdev(values):.2f}')
+            return mean_std([r[key] for r in runs], scale=100, digits=2)
         scored = sorted({f"{r['tasks_scored']} of {r['tasks']}"
                          for r in runs})
         lines.append(
@@ -161,21 +153,19 @@ def markdown(results: dict) -> str:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    missing = [SETS[s] for s in args.sets
-               if not (args.source / SETS[s]).is_file()]
-    if missing:
-        print(f"error: {args.source} has no {', '.join(missing)}; pass the "
-              f"folder of the MoleculeNet CSVs with --source",
-              file=sys.stderr)
-        return 2
+    from graphormer_sepnorm.training.config import ConfigError
     results = {'date': str(datetime.date.today()), 'c_grid': list(C_GRID),
                'seeds': args.seeds, 'sets': {}}
     with tempfile.TemporaryDirectory() as tmp:
+        root = args.root or Path(tmp)
         for name in args.sets:
             results['sets'][name] = []
             for seed in args.seeds:
-                result = probe_set(args.source / SETS[name], seed,
-                                   Path(tmp) / name)
+                try:
+                    result = probe_set(SETS[name], seed, root)
+                except (ConfigError, FileNotFoundError) as error:
+                    print(f'error: {name}: {error}', file=sys.stderr)
+                    return 2
                 results['sets'][name].append(result)
                 print(f"{name} seed {seed}: test ROC-AUC "
                       f"{100 * result['test_rocauc']:.2f} over "

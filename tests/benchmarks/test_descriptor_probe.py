@@ -1,7 +1,8 @@
 """benchmarks/descriptor_probe.py on real ZINC molecules with made-up tasks
 whose answer is known: a label that is a descriptor's threshold is probed
 perfectly, a task with one class in a split is not scored, and the split is
-the one a training run on the CSV gets."""
+the one a training run of the set's config gets, data.max_nodes
+included."""
 import csv
 import json
 
@@ -37,9 +38,22 @@ def probe_csv(tmp_path_factory):
     return path
 
 
+def toy_config(csv_path, folder, max_nodes=512):
+    """A CSV training config of the toy set, as configs/cpu/moleculenet's
+    are written: scaffold split 80/10/10 of binary tasks."""
+    path = folder / 'toy.yaml'
+    path.write_text(
+        'data:\n  name: csv\n'
+        f'  path: {csv_path}\n  root: {folder / "cache"}\n'
+        '  task: binary\n  target_columns: [big, rare, noise]\n'
+        '  split: scaffold\n  split_sizes: [0.8, 0.1, 0.1]\n'
+        f'  max_nodes: {max_nodes}\ntrain:\n  max_epochs: 1\n')
+    return str(path)
+
+
 def test_known_answers(probe_csv, tmp_path):
     module = script_module('descriptor_probe')
-    result = module.probe_set(probe_csv, 0, tmp_path / 'cache')
+    result = module.probe_set(toy_config(probe_csv, tmp_path), 0)
     tasks = result['per_task']
     assert tasks['big']['test_rocauc'] > 0.97
     assert tasks['big']['C'] in module.C_GRID
@@ -52,32 +66,35 @@ def test_known_answers(probe_csv, tmp_path):
 
 
 def test_split_is_the_training_runs(probe_csv, tmp_path):
-    """The probe's split is load_csv_splits' for data.split_seed 1."""
+    """The probe's molecules and split are load_csv_splits' for the config
+    with data.split_seed 1; data.max_nodes leaves the big molecules out."""
     from graphormer_sepnorm.data.csv_splits import load_csv_splits
     from graphormer_sepnorm.training.config import load_config
     module = script_module('descriptor_probe')
-    _, _, _, parts = module.set_molecules(probe_csv, 1, tmp_path / 'a')
-    config = load_config(None, [
-        'data.name=csv', f'data.path={probe_csv}',
-        f'data.root={tmp_path / "b"}', 'data.task=binary',
-        'data.target_columns=[big,rare,noise]', 'data.split_seed=1',
-        'train.max_steps=1'])
-    splits = load_csv_splits(config['data'])
-    assert [len(p) for p in parts] == [len(splits.train), len(splits.val),
-                                       len(splits.test)]
+    with open(probe_csv, newline='') as f:
+        atoms = [Chem.MolFromSmiles(row['smiles']).GetNumAtoms()
+                 for row in csv.DictReader(f)]
+    limit = int(np.median(atoms))
+    config = toy_config(probe_csv, tmp_path, max_nodes=limit)
+    result = module.probe_set(config, 1)
+    assert result['molecules'] == sum(n <= limit for n in atoms) < 300
+    splits = load_csv_splits(load_config(
+        config, ['data.split_seed=1', f'data.root={tmp_path / "b"}'])['data'])
+    assert result['split_sizes'] == [len(splits.train), len(splits.val),
+                                     len(splits.test)]
 
 
 def test_writes_json_and_table(probe_csv, tmp_path, monkeypatch):
     module = script_module('descriptor_probe')
-    monkeypatch.setitem(module.SETS, 'clintox', probe_csv.name)
+    monkeypatch.setitem(module.SETS, 'clintox',
+                        toy_config(probe_csv, tmp_path))
     out = tmp_path / 'out'
     assert module.main(['--sets', 'clintox', '--seeds', '0', '1',
-                        '--source', str(probe_csv.parent),
                         '--output', str(out)]) == 0
     results = json.loads((out / 'probe.json').read_text())
     runs = results['sets']['clintox']
     assert [r['seed'] for r in runs] == [0, 1]
     mean = 100 * np.mean([r['test_rocauc'] for r in runs])
     assert f'| {mean:.2f} ± ' in (out / 'probe.md').read_text()
-    assert module.main(['--sets', 'sider', '--source',
-                        str(tmp_path / 'none')]) == 2
+    monkeypatch.setitem(module.SETS, 'sider', str(tmp_path / 'none.yaml'))
+    assert module.main(['--sets', 'sider']) == 2
