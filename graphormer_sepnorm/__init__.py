@@ -1,6 +1,8 @@
 r"""Graphormer with SepNorm (separate graph-token and node-token
 normalization) on PyTorch Geometric."""
 
+from .lazy_imports import lazy_getattr
+
 __version__ = "0.1.0"
 
 __all__ = ['GraphormerSepNorm', 'GraphormerConfig', 'SepNorm', 'ShareNorm',
@@ -13,9 +15,4 @@ _LAZY = {'GraphormerSepNorm': '.models', 'GraphormerConfig': '.models',
          'SepNorm': '.nn', 'ShareNorm': '.nn',
          'AddShortestPaths': '.transforms', 'CanonicalNodeOrder': '.transforms'}
 
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-        return getattr(importlib.import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)

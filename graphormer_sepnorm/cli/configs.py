@@ -6,10 +6,6 @@ import argparse
 import sys
 from typing import Optional, Sequence
 
-from ..training.config import ConfigError
-from ..training.config.shipped import (SHIPPED_CONFIGS, copy_config,
-                             shipped_config_names)
-
 __all__ = ['configs_parser', 'configs_main']
 
 
@@ -37,6 +33,7 @@ def configs_parser(prog: str = 'configs.py') -> argparse.ArgumentParser:
 
 def _summary(name: str) -> str:
     r"""The first line of the comment that opens the config :obj:`name`."""
+    from ..training.config.shipped import SHIPPED_CONFIGS
     with open(SHIPPED_CONFIGS / f'{name}.yaml') as f:
         first = f.readline()
     return first[1:].strip() if first.startswith('#') else ''
@@ -47,6 +44,8 @@ def configs_main(argv: Optional[Sequence[str]] = None,
     r"""Runs :obj:`scripts/configs.py`; returns the exit status (2 with a
     one-line message for an unknown name or a file that exists)."""
     args = configs_parser(prog).parse_args(argv)
+    from ..training.config import ConfigError
+    from ..training.config.shipped import copy_config, shipped_config_names
     if args.name is None:
         names = shipped_config_names()
         width = max(map(len, names)) + 2

@@ -7,9 +7,6 @@ from __future__ import annotations
 import argparse
 from typing import Optional, Sequence, Union
 
-from ..checkpoint import ModelCard, save_model
-from ..convert.sepnorm import to_sepnorm
-from ..convert.weights import convert_graphormer
 from .options import fail
 
 __all__ = ['convert_parser', 'convert_main']
@@ -92,6 +89,9 @@ def convert_main(argv: Optional[Sequence[str]] = None,
     r"""Runs :obj:`scripts/convert_hf.py`; returns the exit status (2 with a
     one-line message when the input cannot be converted)."""
     args = convert_parser(prog).parse_args(argv)
+    from ..checkpoint import ModelCard, save_model
+    from ..convert.sepnorm import to_sepnorm
+    from ..convert.weights import convert_graphormer
     try:
         model = convert_graphormer(
             args.input, featurizer=args.featurizer,

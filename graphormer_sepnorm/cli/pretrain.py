@@ -31,8 +31,9 @@ model.init_from=<file> in any training config.
 
 def pretrain_parser(prog: str = 'pretrain.py') -> argparse.ArgumentParser:
     r"""The parser of ``scripts/pretrain.py``: that of ``scripts/train.py``
-    with its own description and examples; :obj:`prog` names the program."""
-    parser = train_parser(prog)
+    (without ``--csv``, which trains on labels) with its own description
+    and examples; :obj:`prog` names the program."""
+    parser = train_parser(prog, own_csv=False)
     parser.description = (
         'Pretrain GraphormerSepNorm without labels on a SMILES corpus '
         '(masked atoms + RDKit descriptors from the graph token; Lightning): '

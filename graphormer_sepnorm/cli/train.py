@@ -10,8 +10,7 @@ from typing import Callable, Optional, Sequence
 
 import yaml
 
-from ..training.config import (DATA_ROOT_ENV, ConfigError, load_config,
-                     options_markdown)
+from ..training.config.environment import DATA_ROOT_ENV
 from .options import add_batch_size, add_device, fail
 from .train_csv import add_csv_arguments, csv_config
 
@@ -36,9 +35,11 @@ examples:
 """
 
 
-def train_parser(prog: str = 'train.py') -> argparse.ArgumentParser:
+def train_parser(prog: str = 'train.py',
+                 own_csv: bool = True) -> argparse.ArgumentParser:
     r"""The parser of :obj:`scripts/train.py`; :obj:`prog` names the
-    program in the usage line and the examples."""
+    program in the usage line and the examples; :obj:`own_csv` adds the
+    options of training on your own CSV (``--csv``)."""
     parser = argparse.ArgumentParser(
         prog=prog,
         description='Train GraphormerSepNorm from a YAML config (Lightning): '
@@ -64,13 +65,15 @@ def train_parser(prog: str = 'train.py') -> argparse.ArgumentParser:
                         'exit.')
     parser.add_argument('overrides', nargs='*', metavar='KEY=VALUE',
                         help='Config overrides (see below).')
-    add_csv_arguments(parser)
+    if own_csv:
+        add_csv_arguments(parser)
     return parser
 
 
 def resolve_train_args(args: argparse.Namespace) -> tuple[dict, bool]:
     r"""The validated config and whether to resume, from parsed arguments
     (raises :class:`ConfigError`)."""
+    from ..training.config import ConfigError, load_config
     overrides = list(args.overrides)
     resume = args.resume
     if isinstance(resume, str) and '=' in resume and not Path(resume).is_dir():
@@ -110,6 +113,7 @@ def run_main(args: argparse.Namespace,
     exit statuses too (2: config or data, 3: the loss became non-finite,
     128 + N: stopped by signal N after writing ``last.ckpt``),
     and the :obj:`summary_keys` of its results printed as JSON."""
+    from ..training.config import ConfigError, options_markdown
     if args.list_options:
         print(options_markdown())
         return 0
@@ -196,10 +200,9 @@ def evaluate_main(argv: Optional[Sequence[str]] = None,
     r"""Runs :obj:`scripts/evaluate.py`; returns the exit status (2 with a
     one-line message for a missing checkpoint, data or output folder)."""
     import os
-
+    args = evaluate_parser(prog).parse_args(argv)
     from ..training.evaluate import evaluate_checkpoint, resolve_checkpoint
     from ..training.preflight import check_writable_folder
-    args = evaluate_parser(prog).parse_args(argv)
     overrides = {}
     root = args.data_root or os.environ.get(DATA_ROOT_ENV)
     if root:

@@ -10,9 +10,6 @@ import json
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..training.config import ConfigError, load_config, resolved_run_name
-from ..training.config.reading import parse_override
-
 __all__ = ['CSV_CONFIG', 'PRETRAINED_CSV_CONFIG', 'add_csv_arguments',
            'csv_config']
 
@@ -58,6 +55,8 @@ def csv_config(args: argparse.Namespace,
     the norm for ``--pretrained``, so that runs on two CSVs, or from
     scratch and fine-tuned, go to different folders.
     """
+    from ..training.config import (ConfigError, load_config,
+                                   parse_override, resolved_run_name)
     if args.csv is None:
         given = [option for option, value in (
             ('--smiles-column', args.smiles_column != 'smiles'),

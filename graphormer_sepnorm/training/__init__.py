@@ -1,11 +1,7 @@
 r"""YAML-configured training (Lightning) of GraphormerSepNorm on ZINC,
 ZINC-subset, OGB MolHIV and your own CSV of SMILES and targets; see
 :func:`train` and :func:`load_config`."""
-from .config import (DATA_ROOT_ENV, OPTIONS, ConfigError, load_config,
-                     options_markdown, run_dir_of)
-from .evaluate import evaluate_checkpoint
-from .lr_schedule import PolynomialDecayWithWarmup, polynomial_decay_scheduler
-from .metrics import compute_metrics
+from ..lazy_imports import lazy_getattr
 
 __all__ = [
     'ConfigError', 'DATA_ROOT_ENV', 'OPTIONS', 'load_config',
@@ -14,12 +10,19 @@ __all__ = [
     'GraphormerLitModule', 'NonFiniteLossError'
 ]
 
+#: Where each public name lives; a name loads its module on first use (PEP
+#: 562): Lightning, torchmetrics and the model load only when a run needs
+#: them, and a command's help or config check starts without them.
+_HOMES = {
+    **dict.fromkeys(('ConfigError', 'DATA_ROOT_ENV', 'OPTIONS', 'load_config',
+                     'options_markdown', 'run_dir_of'), '.config'),
+    'evaluate_checkpoint': '.evaluate',
+    'PolynomialDecayWithWarmup': '.lr_schedule',
+    'polynomial_decay_scheduler': '.lr_schedule',
+    'compute_metrics': '.metrics',
+    'train': '.trainer',
+    'GraphormerLitModule': '.lit_module',
+    'NonFiniteLossError': '.run_module',
+}
 
-def __getattr__(name):  # Lightning-heavy parts load on first use
-    if name == 'train':
-        from .trainer import train
-        return train
-    if name in ('GraphormerLitModule', 'NonFiniteLossError'):
-        from . import lit_module
-        return getattr(lit_module, name)
-    raise AttributeError(name)
+__getattr__ = lazy_getattr(__name__, _HOMES)

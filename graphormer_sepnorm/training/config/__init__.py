@@ -27,13 +27,22 @@ One file per job:
 * :mod:`~.validation`: :func:`validate` (types, choices, ranges, monitor,
   paths), :func:`load_config`, the run directory and :func:`dump_config`.
 """
-from .reading import (deep_merge, get_dotted, parse_override,
-                      read_yaml_with_defaults, set_dotted)
-from .schema import (DATA_ROOT_ENV, MODEL_KEYS_FROM_DATA,
-                     MODEL_KEYS_NOT_ARGUMENTS, OPTIONS, PRETRAINING_DATA,
-                     ConfigError, Option, model_arguments, options_markdown)
-from .validation import (dump_config, load_config, resolved_run_name,
-                         run_dir_of, validate)
+from ...lazy_imports import lazy_getattr
+
+#: Where each public name lives; a name loads its module on first use (PEP
+#: 562), so that a command's ``--help``, which needs only
+#: :data:`DATA_ROOT_ENV`, starts without torch (the schema reads the
+#: model's signature).
+_HOMES = {
+    'DATA_ROOT_ENV': '.environment',
+    **dict.fromkeys(('deep_merge', 'get_dotted', 'parse_override',
+                     'read_yaml_with_defaults', 'set_dotted'), '.reading'),
+    **dict.fromkeys(('MODEL_KEYS_FROM_DATA', 'MODEL_KEYS_NOT_ARGUMENTS',
+                     'OPTIONS', 'PRETRAINING_DATA', 'ConfigError', 'Option',
+                     'model_arguments', 'options_markdown'), '.schema'),
+    **dict.fromkeys(('dump_config', 'load_config', 'resolved_run_name',
+                     'run_dir_of', 'validate'), '.validation'),
+}
 
 __all__ = [
     'ConfigError', 'DATA_ROOT_ENV', 'MODEL_KEYS_FROM_DATA',
@@ -43,3 +52,5 @@ __all__ = [
     'parse_override', 'set_dotted', 'get_dotted', 'validate', 'load_config',
     'resolved_run_name', 'run_dir_of', 'dump_config'
 ]
+
+__getattr__ = lazy_getattr(__name__, _HOMES)

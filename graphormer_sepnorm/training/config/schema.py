@@ -17,10 +17,7 @@ from ...data.datasets import DATASET_NAMES
 from ...models import GraphormerConfig, GraphormerSepNorm
 from ...models.config import choices, option, strip_optional
 from ..metrics import METRIC_NAMES, TASK_METRICS
-
-#: Environment variable that overrides ``data.root`` (a command-line
-#: ``data.root=...`` still wins).
-DATA_ROOT_ENV = 'GRAPHORMER_DATA_ROOT'
+from .environment import DATA_ROOT_ENV
 
 #: :obj:`data.name` of self-supervised pretraining on a SMILES corpus
 #: (``scripts/pretrain.py``).

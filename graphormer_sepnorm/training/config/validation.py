@@ -16,11 +16,12 @@ import yaml
 from ...data.csv_config import check_csv_config
 from ...data.datasets import check_raw_source, data_info
 from ..metrics import STANDARDIZED_METRICS, reported_metrics
+from .environment import DATA_ROOT_ENV
 from .reading import (PathLike, _check_known, _first_key, deep_merge,
                       get_dotted, parse_override, read_yaml_with_defaults,
                       set_dotted)
 from .shipped import find_config
-from .schema import (DATA_ROOT_ENV, OPTIONS, PRETRAINING_DATA, _SECTIONS,
+from .schema import (OPTIONS, PRETRAINING_DATA, _SECTIONS,
                      ConfigError, Option)
 
 #: The ranges an option's field may name, as checks of a value.
