@@ -50,8 +50,16 @@ def read_runs(folder: Path) -> list[dict]:
     return rows
 
 
+def descriptor_objective(row: dict) -> bool:
+    r"""Whether the run regressed the descriptors (runs that predate the
+    recorded objectives did)."""
+    objectives = row['results'].get('objectives', {})
+    return objectives.get('descriptors', {}).get('weight', 1.0) > 0
+
+
 def table(rows: list[dict]) -> str:
-    r"""The runs as a markdown table."""
+    r"""The runs as a markdown table, one row per run folder (its name);
+    a run without the descriptor objective has no descriptor R²."""
     lines = ['| backbone | steps | molecules | CPU-hours | masked-atom '
              'element accuracy | all-feature accuracy | descriptor R² | '
              'graph-token uniformity | anisotropy |',
@@ -59,11 +67,12 @@ def table(rows: list[dict]) -> str:
     for row in rows:
         r, last = row['results'], row['last']
         lines.append(
-            f"| {r['norm']}norm | {r['steps']:,} | {r['graphs_seen']:,} | "
+            f"| {row['name']} | {r['steps']:,} | {r['graphs_seen']:,} | "
             f"{r['cpu_time_s'] / 3600:.2f} | "
             f"{last['val_element_accuracy']:.3f} | "
             f"{last['val_atom_feature_accuracy']:.3f} | "
-            f"{last['val_descriptor_r2']:.3f} | "
+            + (f"{last['val_descriptor_r2']:.3f} | "
+               if descriptor_objective(row) else '— | ') +
             f"{last['val_graph_token_uniformity']:.3f} | "
             f"{last['val_graph_token_anisotropy']:.3f} |")
     return '\n'.join(lines)
@@ -71,8 +80,14 @@ def table(rows: list[dict]) -> str:
 
 def verdict(rows: list[dict]) -> str:
     r"""One sentence on the paper's claim: did ShareNorm's graph token
-    collapse (anisotropy near 1) and SepNorm's not?"""
-    by_norm = {row['results']['norm']: row['last'] for row in rows}
+    collapse (anisotropy near 1) and SepNorm's not? Compares the backbones
+    of both objectives; a sentence more names the ablation's backbones, if
+    any."""
+    by_norm = {row['results']['norm']: row['last'] for row in rows
+               if descriptor_objective(row)}
+    ablations = [row['name'] for row in rows if not descriptor_objective(row)]
+    ablation = (f" {', '.join(ablations)}: masked atoms only (the ablation "
+                f"of the descriptor objective)." if ablations else '')
     if not {'sep', 'share'} <= by_norm.keys():
         return 'Both backbones are needed for the comparison.'
     sep = by_norm['sep']['val_graph_token_anisotropy']
@@ -81,7 +96,7 @@ def verdict(rows: list[dict]) -> str:
     return (f"Graph-token anisotropy after pretraining: SepNorm {sep:.3f}, "
             f"ShareNorm {share:.3f} (1: every graph token points the same "
             f"way); {lower}'s graph tokens are the more spread out. One "
-            f"backbone per norm: no spread over seeds.")
+            f"backbone per norm: no spread over seeds." + ablation)
 
 
 #: The held-out geometry of the backbones, below the results folder.

@@ -8,6 +8,12 @@ The runs of ``benchmarks/plans/final_reach_*.yaml`` give each seed its own
 scaffold split, shared by the three methods of that seed, so fine-tuned and
 from-scratch runs are compared **paired by seed**: the mean of the per-seed
 differences, its 95% t interval and the paired t-test.
+
+The ablation (``benchmarks/plans/final_zinc_subset_smiles_masked_atoms.yaml``)
+asks whether the backbone's ZINC-subset gain needs its descriptor targets:
+the backbone pretrained on masked atoms alone, fine-tuned, beside the rows
+trained from scratch and fine-tuned from the backbone of both objectives
+(one fixed split, so groups are compared by Welch's test).
 """
 from __future__ import annotations
 
@@ -16,7 +22,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from .comparisons import p_text
+from .comparisons import p_text, welch
 from .results import mean_std
 from .runs import dataset_of
 
@@ -224,3 +230,45 @@ def reach_summary(sets: dict[str, dict[str, list[dict]]]) -> str:
         parts.append('no significant difference on ' + ', '.join(same))
     return ('Fine-tuned − scratch, test ROC-AUC points paired by seed: '
             + '; '.join(parts or ['no paired runs yet']) + '.\n')
+
+
+def ablation_table(rows: dict[str, list[dict]]) -> str:
+    r"""The ablation's markdown table: per row (a label and its runs),
+    the seeds, validation and test MAE (mean ± std) and CPU minutes per
+    run."""
+    lines = ['| ZINC-subset from SMILES, SepNorm | seeds | validation MAE | '
+             'test MAE | CPU min per run |', '| --- | --- | ---: | ---: | ---: |']
+    for label, runs in rows.items():
+        seeds = ','.join(str(r['seed']) for r in runs)
+        lines.append(
+            f"| {label} | {seeds or '—'} "
+            f"| {mean_std([r['best_val_metric'] for r in runs])} "
+            f"| {mean_std([r['test_metric_at_best_val'] for r in runs])} "
+            f"| {_minutes(runs)} |")
+    return '\n'.join(lines) + '\n'
+
+
+def ablation_verdict(scratch: Sequence[dict], both: Sequence[dict],
+                     masked: Sequence[dict]) -> str:
+    r"""How much of the test-MAE gain of the backbone of both objectives
+    over training from scratch the masked-atoms-only backbone keeps (on the
+    means), and Welch's test of masked-only against both objectives;
+    an empty string until each group has two runs."""
+    if min(len(scratch), len(both), len(masked)) < 2:
+        return ''
+
+    def test(runs):
+        return [r['test_metric_at_best_val'] for r in runs]
+
+    base = statistics.fmean(test(scratch))
+    gain = base - statistics.fmean(test(both))
+    kept = base - statistics.fmean(test(masked))
+    c = welch(test(masked), test(both))
+    verdict = ('worse' if c.difference > 0 else 'better') \
+        if c.p_value < 0.05 else 'not significantly different'
+    return (f"Without the descriptor targets the backbone keeps "
+            f"{100 * kept / gain:.0f}% of the test-MAE gain over training "
+            f"from scratch ({kept:.3f} of {gain:.3f}); masked atoms only − "
+            f"both objectives = {c.difference:+.3f} test MAE (95% CI "
+            f"[{c.low:+.3f}, {c.high:+.3f}], Welch {p_text(c.p_value)}): "
+            f"{verdict} at the 5% level.\n")

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.analysis.reach import (method_of, paired, reach_markdown,
+from benchmarks.analysis.reach import (ablation_table, ablation_verdict,
+                                       method_of, paired, reach_markdown,
                                        reach_sets, reach_summary)
 from conftest import REPO
 
@@ -84,19 +85,45 @@ def test_a_run_scored_otherwise_is_refused():
         reach_sets([dict(_run('a', 0, .5), metric='mae')])
 
 
+def _zinc(seed, test, val=0.3, cpu=1500.0):
+    return {'seed': seed, 'test_metric_at_best_val': test,
+            'best_val_metric': val, 'cpu_time_s': cpu}
+
+
+def test_ablation_table_and_verdict_by_hand():
+    scratch = [_zinc(0, .40), _zinc(1, .42)]
+    both = [_zinc(0, .20), _zinc(1, .22), _zinc(2, .24)]
+    masked = [_zinc(0, .30, val=.28), _zinc(1, .32, val=.30)]
+    table = ablation_table({'scratch': scratch, 'both': both,
+                            'masked': masked, 'none': []})
+    assert '| masked | 0,1 | 0.290 ± 0.014 | 0.310 ± 0.014 | 25.0 |' \
+        in table
+    assert '| none | — | n/a | n/a | — |' in table
+    # Gain of both: 0.41 - 0.22 = 0.19; kept by masked: 0.41 - 0.31 = 0.10,
+    # 53%. Welch, masked - both: difference 0.09, variances of the means
+    # 0.0002/2 and 0.0004/3, se 0.015275, t = 5.892, dof
+    # (0.0001 + 0.000133)^2 / (0.0001^2 / 1 + 0.000133^2 / 2) = 2.8824.
+    text = ablation_verdict(scratch, both, masked)
+    assert 'keeps 53% of the test-MAE gain' in text
+    assert '(0.100 of 0.190)' in text and '= +0.090 test MAE' in text
+    from scipy import stats
+    p_value = 2 * stats.t.sf(0.09 / math.sqrt(0.0001 + 0.0004 / 3), 2.8824)
+    assert f'Welch p = {p_value:.3f}' in text and 'worse at the 5%' in text
+    assert ablation_verdict(scratch, both, masked[:1]) == ''
+
+
 REACH = REPO / 'benchmarks' / 'results' / 'reach'
 
 
 @pytest.mark.skipif(not REACH.is_dir(), reason='no reach runs committed')
 def test_committed_blocks_are_the_runs():
-    from benchmarks.analysis.runs import load_runs
-    sets = reach_sets(load_runs(REACH))
-    probe = json.loads((REPO / 'benchmarks' / 'results' /
-                        'descriptor_probe' / 'probe.json').read_text())
-    text = reach_markdown(sets, probe)
+    from benchmark_helpers import script_module
+    text, summary = script_module('reach_table').report(
+        REACH, REPO / 'benchmarks' / 'results' / 'descriptor_probe' /
+        'probe.json')
     assert text in (REPO / 'benchmarks' / 'README.md').read_text(), (
         'benchmarks/README.md: run python benchmarks/reach_table.py --readme')
-    assert reach_summary(sets) in (REPO / 'README.md').read_text()
+    assert summary in (REPO / 'README.md').read_text()
     assert text in (REACH / 'REACH.md').read_text()
 
 

@@ -11,11 +11,14 @@ COLUMNS = ['epoch', 'step', 'train_loss', 'val_loss', 'val_atom_loss',
            'graphs_per_s', 'wall_time_s', 'cpu_time_s']
 
 
-def _run(folder, norm, anisotropy, cpu_hours):
+def _run(folder, norm, anisotropy, cpu_hours, descriptor_weight=None):
     folder.mkdir(parents=True)
     results = {'norm': norm, 'steps': 6000, 'graphs_seen': 384000,
                'cpu_time_s': cpu_hours * 3600,
                'hardware': {'device_name': 'AMD EPYC (2 cores)'}}
+    if descriptor_weight is not None:
+        results['objectives'] = {'masked_atoms': {'weight': 1.0},
+                                 'descriptors': {'weight': descriptor_weight}}
     (folder / 'results.json').write_text(json.dumps(results))
     rows = [[0, 500, 2.0, 1.9, 1.0, 0.5, 0.6, 0.9, 0.1, -0.5, 0.9, 1e-4,
              100, 600, 500],
@@ -45,6 +48,22 @@ def test_table_and_verdict_from_the_artefacts(tmp_path, capsys):
     assert "SepNorm's graph tokens are the more spread out" in text
     assert (tmp_path / 'runs' / 'pretraining.md').is_file()
     assert 'held out of the corpus' not in text  # no geometry report yet
+
+
+def test_an_ablation_backbone_is_its_own_row(tmp_path):
+    """A SepNorm backbone without the descriptor objective: its own row
+    (named by its folder) without a descriptor R², left out of the
+    SepNorm-ShareNorm verdict."""
+    _run(tmp_path / 'runs' / 'sepnorm', 'sep', 0.12, 1.5, 1.0)
+    _run(tmp_path / 'runs' / 'sepnorm_masked_atoms', 'sep', 0.33, 1.4, 0.0)
+    _run(tmp_path / 'runs' / 'sharenorm', 'share', 0.71, 1.25)
+    main = script_module('pretraining_summary').main
+    assert main(['--results', str(tmp_path / 'runs')]) == 0
+    text = (tmp_path / 'runs' / 'pretraining.md').read_text()
+    assert '| sepnorm_masked_atoms | 6,000 | 384,000 | 1.40 | 0.800 | ' \
+        '0.850 | — | -2.500 | 0.330 |' in text
+    assert 'SepNorm 0.120, ShareNorm 0.710' in text
+    assert 'sepnorm_masked_atoms: masked atoms only' in text
 
 
 def test_the_held_out_geometry_is_added_when_measured(tmp_path):
