@@ -22,6 +22,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from . import __version__
+from .errors import CheckpointError
 from .models import GraphormerSepNorm
 
 FORMAT_NAME = 'graphormer-sepnorm'
@@ -45,10 +46,6 @@ STORAGE_DTYPES = (torch.float32, torch.float16)
 #: then: run weights are no longer tracked (the metrics and predictions
 #: kept beside them regenerate every table and figure).
 RUN_WEIGHTS_COMMIT = 'cabb7a1'
-
-
-class CheckpointError(ValueError):
-    r"""A checkpoint file is missing, unreadable or incompatible."""
 
 
 @dataclass

@@ -52,12 +52,6 @@ print(*sorted({name.split('.')[0] for name in sys.modules
                if name.split('.')[0] in heavy}))
 """
 
-# The commands whose help starts without torch. predict's does not yet: its
-# choices list the bundled models, whose registry imports the checkpoint
-# module (torch), and the input formats, whose module featurizes.
-LIGHT_HELP = ['train', 'configs', 'pretrain', 'evaluate', 'merge',
-              'convert-hf']
-
 RECORDED = []
 
 
@@ -135,7 +129,7 @@ def test_help_starts_without_torch():
     """--help is instant: argparse only, no torch, PyG, Lightning or RDKit
     (seconds each)."""
     env = dict(os.environ, COLUMNS='80', PYTHONPATH=str(REPO))
-    result = subprocess.run([sys.executable, '-c', HELPS, *LIGHT_HELP],
+    result = subprocess.run([sys.executable, '-c', HELPS, *cli.COMMANDS],
                             capture_output=True, text=True, timeout=120,
                             cwd=REPO, env=env)
     assert result.returncode == 0, result.stderr

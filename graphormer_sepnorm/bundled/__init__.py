@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional, Union
 
-from ..checkpoint import CheckpointError, read_card
+from ..errors import CheckpointError
 
 __all__ = ['BundledModel', 'BUNDLED_MODELS', 'BundledModelNotInstalled',
            'bundled_dir', 'member_filename', 'member_paths',
@@ -195,6 +195,7 @@ def bundled_model_paths(name: str,
 def _validation_rank(path: Path) -> float:
     r"""A member's validation score in its model card, oriented so that
     larger is better (an error is negated)."""
+    from ..checkpoint import read_card
     card, _ = read_card(path)
     val = card.extra.get('evaluation', {}).get('val')
     if not isinstance(val, dict):

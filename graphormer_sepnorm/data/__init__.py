@@ -1,24 +1,19 @@
-from .datasets import (DATASET_NAMES, DatasetInfo, GraphSplits,  # noqa: F401
-                       data_info, dataset_info, load_data_splits, load_splits,
-                       ogb_safe_load, prepare_raw, target_statistics,
-                       write_molhiv_subset)
-from .errors import DataError  # noqa: F401
+r"""Datasets, featurizers, molecule graphs and batching. Each public name
+loads its module on first use (PEP 562): PyG, Lightning and RDKit load only
+when a dataset, a batch or a featurizer is asked for."""
+from ..lazy_imports import lazy_getattr
 
+_HOMES = {
+    **dict.fromkeys(('DATASET_NAMES', 'DatasetInfo', 'GraphSplits',
+                     'data_info', 'dataset_info', 'load_data_splits',
+                     'load_splits', 'ogb_safe_load', 'prepare_raw',
+                     'target_statistics', 'write_molhiv_subset'),
+                    '.datasets'),
+    'DataError': '.errors',
+    'DeviceGraphStore': '.graph_store',
+    'GraphBatchLoader': '.batch_loader',
+    'GraphDataModule': '.datamodule',
+    'MoleculeCSVDataset': '.csv_dataset',
+}
 
-def __getattr__(name):
-    # Loaded on first use: the batching module imports Lightning and the CSV
-    # dataset PyG, which prediction (featurize imports this package) never
-    # needs.
-    if name == 'DeviceGraphStore':
-        from .graph_store import DeviceGraphStore
-        return DeviceGraphStore
-    if name == 'GraphBatchLoader':
-        from .batch_loader import GraphBatchLoader
-        return GraphBatchLoader
-    if name == 'GraphDataModule':
-        from .datamodule import GraphDataModule
-        return GraphDataModule
-    if name == 'MoleculeCSVDataset':
-        from .csv_dataset import MoleculeCSVDataset
-        return MoleculeCSVDataset
-    raise AttributeError(name)
+__getattr__ = lazy_getattr(__name__, _HOMES)

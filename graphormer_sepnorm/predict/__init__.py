@@ -47,16 +47,7 @@ inside a function (``tests/predict/test_layers.py`` checks both):
 The command lines (:obj:`scripts/predict.py`,
 :obj:`scripts/merge_predictions.py`) are :mod:`graphormer_sepnorm.cli.predict`.
 """
-from ..data.molecule_graphs import collate
-from .merge import merge_predictions
-from .ensemble import EnsemblePredictor
-from .pipeline import PredictFileOptions, PredictionSummary, predict_file
-from .prediction import (ERROR_COLUMN, PREDICTION_COLUMN, STD_SUFFIX,
-                         Prediction, PredictionError, prediction_columns)
-from .predictor import Predictor
-from .readers import INPUT_FORMATS, MoleculeReader
-from .running import PredictorBase
-from .shards import Shard
+from ..lazy_imports import lazy_getattr
 
 __all__ = ['Predictor', 'EnsemblePredictor', 'PredictorBase', 'Prediction',
            'PredictionError',
@@ -64,3 +55,22 @@ __all__ = ['Predictor', 'EnsemblePredictor', 'PredictorBase', 'Prediction',
            'merge_predictions', 'Shard',
            'MoleculeReader', 'INPUT_FORMATS', 'collate', 'prediction_columns',
            'PREDICTION_COLUMN', 'ERROR_COLUMN', 'STD_SUFFIX']
+
+#: Where each public name lives, loaded on first use (PEP 562): the
+#: command's help reads the input formats without torch or RDKit.
+_HOMES = {
+    'collate': '..data.molecule_graphs',
+    'merge_predictions': '.merge',
+    'EnsemblePredictor': '.ensemble',
+    **dict.fromkeys(('PredictFileOptions', 'PredictionSummary',
+                     'predict_file'), '.pipeline'),
+    **dict.fromkeys(('ERROR_COLUMN', 'PREDICTION_COLUMN', 'STD_SUFFIX',
+                     'Prediction', 'PredictionError', 'prediction_columns'),
+                    '.prediction'),
+    'Predictor': '.predictor',
+    **dict.fromkeys(('INPUT_FORMATS', 'MoleculeReader'), '.readers'),
+    'PredictorBase': '.running',
+    'Shard': '.shards',
+}
+
+__getattr__ = lazy_getattr(__name__, _HOMES)

@@ -5,10 +5,10 @@ chunk of them featurized into graphs (:func:`featurize_molecules`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
-from ..data.featurize import FeaturizationError
-from ..data.molecule_graphs import Graph, prepare_graph
+if TYPE_CHECKING:  # RDKit and torch load when a chunk is featurized
+    from ..data.molecule_graphs import Graph
 
 __all__ = ['SMILES', 'SDF', 'sdf_record_to_smiles', 'FeaturizedChunk',
            'featurize_molecules']
@@ -28,7 +28,7 @@ def sdf_record_to_smiles(record: str) -> str:
     """
     from rdkit import Chem
 
-    from ..data.featurize.smiles import _quiet_rdkit
+    from ..data.featurize.smiles import FeaturizationError, _quiet_rdkit
 
     with _quiet_rdkit():
         mol = Chem.MolFromMolBlock(record)
@@ -69,6 +69,8 @@ def featurize_molecules(molecules: Sequence[str], kind: str,
     :obj:`max_nodes` atoms), or why it has none: the CPU half of a chunk's
     prediction (picklable: worker processes return it). :obj:`molecules`
     are SMILES strings, or SDF records when :obj:`kind` is :obj:`"sdf"`."""
+    from ..data.featurize import FeaturizationError
+    from ..data.molecule_graphs import prepare_graph
     smiles: list[str] = list(molecules)
     errors: list[Optional[str]] = [None] * len(smiles)
     graphs: list[Graph] = []

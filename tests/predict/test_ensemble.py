@@ -12,7 +12,7 @@ import pytest
 from graphormer_sepnorm.checkpoint import CheckpointError
 from graphormer_sepnorm.predict import (EnsemblePredictor, PredictionError,
                                         Predictor, merge_predictions)
-from graphormer_sepnorm.predict import molecules as molecules_module
+from graphormer_sepnorm.data import molecule_graphs
 from graphormer_sepnorm.predict.run_record import read_record, write_record
 
 from predict_helpers import (MAX_NODES, one_thread, read_csv,  # noqa: F401
@@ -139,8 +139,8 @@ def _recording(function, calls: list, what):
 def test_molecules_are_featurized_once_for_all_members(
         ensemble, zinc_smiles, monkeypatch):
     featurized, forwards = [], []
-    monkeypatch.setattr(molecules_module, 'prepare_graph', _recording(
-        molecules_module.prepare_graph, featurized, lambda smiles: smiles))
+    monkeypatch.setattr(molecule_graphs, 'prepare_graph', _recording(
+        molecule_graphs.prepare_graph, featurized, lambda smiles: smiles))
     for k, member in enumerate(ensemble.members):
         monkeypatch.setattr(member.model, 'graph_embedding', _recording(
             member.model.graph_embedding, forwards,
