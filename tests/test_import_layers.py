@@ -70,23 +70,49 @@ def _resolve(module: str, is_package: bool, level: int,
     return '.'.join(base + ([name] if name else []))
 
 
+#: The module-level dicts of lazily loaded names (``lazy_imports``): their
+#: string values (e.g. ``'.trainer'``) are imports made on first use.
+LAZY_TABLES = ('_HOMES', '_LAZY')
+
+
+def import_statements(path: Path) -> list[tuple[int, str | None, list[str]]]:
+    r"""Every import of :obj:`path`, top level or inside functions, as
+    (level, module, names): ``import a.b`` is (0, None, ['a.b']),
+    ``from ..a import b`` (2, 'a', ['b']), ``from . import b``
+    (1, '', ['b']), and a lazily loaded home
+    ``'..a.b'`` of a :data:`LAZY_TABLES` dict (2, 'a.b', [])."""
+    statements = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            statements.append((0, None, [a.name for a in node.names]))
+        elif isinstance(node, ast.ImportFrom):
+            statements.append((node.level, node.module or '',
+                               [a.name for a in node.names]))
+        elif isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id in LAZY_TABLES
+                for t in node.targets):
+            for value in ast.walk(node.value):
+                if isinstance(value, ast.Constant) and isinstance(
+                        value.value, str) and value.value.startswith('.'):
+                    home = value.value.lstrip('.')
+                    statements.append((len(value.value) - len(home),
+                                        home, []))
+    return statements
+
+
 def imported_modules(module: str, path: Path,
                      known: set[str]) -> set[str]:
     r"""The modules of :obj:`known` that :obj:`module` imports anywhere in
-    its source (top level or inside functions)."""
-    tree = ast.parse(path.read_text(), filename=str(path))
+    its source (top level, inside functions, or lazily)."""
     is_package = path.name == '__init__.py'
     out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = _resolve(module, is_package, node.level, node.module)
-            targets = [f'{base}.{alias.name}'
-                       if f'{base}.{alias.name}' in known else base
-                       for alias in node.names]
+    for level, source, names in import_statements(path):
+        if source is None:
+            targets = names
         else:
-            continue
+            base = _resolve(module, is_package, level, source)
+            targets = [f'{base}.{name}' if f'{base}.{name}' in known
+                       else base for name in names] or [base]
         for target in targets:
             # "import a.b.c" names a.b.c; the nearest known module of it.
             while target and target not in known:
@@ -207,13 +233,16 @@ def test_training_reads_only_the_bundled_registry(graph):
 def test_the_graph_reads_relative_and_function_level_imports(tmp_path):
     """A hand-made package: a relative import inside a function, ``from .
     import sub``, ``from ..x import name`` (a name, not a module) and an
-    absolute import of a submodule; the circle a -> b -> a is found, the
-    one-way c -> a is not a circle."""
+    absolute import of a submodule, and the lazily loaded homes of a
+    ``_HOMES`` table (``lazy_imports``); the circle a -> b -> a is found,
+    the one-way c -> a is not a circle."""
     pkg = tmp_path / 'pkg'
     (pkg / 'sub').mkdir(parents=True)
     (pkg / '__init__.py').write_text('from . import a\n')
     (pkg / 'a.py').write_text('import os\nfrom .sub import b\n')
-    (pkg / 'sub' / '__init__.py').write_text('')
+    (pkg / 'sub' / '__init__.py').write_text(
+        "_HOMES = {'c_name': '.c', **dict.fromkeys(('x', 'y'), '..a')}\n"
+        "NOT_A_TABLE = {'n': '.b'}\n")
     (pkg / 'sub' / 'b.py').write_text(
         'def f():\n    from ..a import thing\n    return thing\n')
     (pkg / 'sub' / 'c.py').write_text('import pkg.a\nfrom . import b\n')
@@ -221,7 +250,7 @@ def test_the_graph_reads_relative_and_function_level_imports(tmp_path):
     assert graph == {
         'pkg': {'pkg.a'},
         'pkg.a': {'pkg.sub.b'},
-        'pkg.sub': set(),
+        'pkg.sub': {'pkg.sub.c', 'pkg.a'},
         'pkg.sub.b': {'pkg.a'},
         'pkg.sub.c': {'pkg.a', 'pkg.sub.b'},
     }
@@ -253,9 +282,9 @@ def test_only_the_cli_room_parses_arguments():
 def imported_names(path: Path) -> set[str]:
     r"""The top-level names of the modules :obj:`path` imports anywhere."""
     names = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-        if isinstance(node, ast.Import):
-            names |= {alias.name.split('.')[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0:
-            names.add((node.module or '').split('.')[0])
+    for level, source, imported in import_statements(path):
+        if source is None:
+            names |= {name.split('.')[0] for name in imported}
+        elif level == 0:
+            names.add(source.split('.')[0])
     return names
