@@ -32,11 +32,33 @@ SHARED_DATA = Path(
 SHUFFLE_ENV = 'GRAPHORMER_TEST_SHUFFLE'
 
 
+#: The slowest test files, slowest first (their times are in
+#: benchmarks/results/test_suite_time.md). They are collected first, so that
+#: the pytest-xdist workers, which take whole files in collection order,
+#: start the longest ones first and finish close together
+#: (longest-processing-time-first scheduling); the other files keep their
+#: order after them.
+SLOWEST_FIRST = ('test_readme_blocks.py', 'pretraining/test_run.py',
+                 'models/test_compile.py', 'benchmarks/test_gpu_check.py',
+                 'training/test_train_e2e.py', 'test_installed_command.py')
+
+
 def pytest_collection_modifyitems(session, config, items):
     seed = os.environ.get(SHUFFLE_ENV)
     if seed:
         import random
         random.Random(int(seed)).shuffle(items)
+        return
+    rank = {name: place for place, name in enumerate(SLOWEST_FIRST)}
+
+    def file_rank(item) -> int:
+        try:
+            name = item.path.relative_to(REPO / 'tests').as_posix()
+        except ValueError:  # a test outside tests/
+            return len(rank)
+        return rank.get(name, len(rank))
+
+    items.sort(key=file_rank)
 
 
 def pytest_report_header(config):
