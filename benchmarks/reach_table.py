@@ -19,9 +19,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.analysis.reach import (ablation_table,  # noqa: E402
-                                       ablation_verdict, reach_markdown,
-                                       reach_sets, reach_summary)
+from benchmarks.analysis.reach import (ablation_summary,  # noqa: E402
+                                       ablation_table, ablation_verdict,
+                                       reach_markdown, reach_sets,
+                                       reach_summary)
 from benchmarks.analysis.results import update_readme  # noqa: E402
 from benchmarks.analysis.runs import dataset_of, load_runs  # noqa: E402
 
@@ -84,7 +85,7 @@ def ablation_runs(folder: Path) -> list[dict]:
 
 def report(runs: Path, probe: Path) -> tuple[str, str]:
     r"""The ``backbone-reach`` text (the reach table, its verdicts and the
-    ablation) and the ``backbone-reach-summary`` line, from the reach run
+    ablation) and the ``backbone-reach-summary`` lines, from the reach run
     directories below :obj:`runs` and the probe's :obj:`probe` file.
 
     Raises:
@@ -97,7 +98,7 @@ def report(runs: Path, probe: Path) -> tuple[str, str]:
     rows = {label: ablation_runs(folder) for label, folder in ABLATION.items()}
     text += ('\n' + ablation_table(rows) + '\n'
              + ablation_verdict(*rows.values()) + ABLATION_PROTOCOL)
-    return text, reach_summary(sets)
+    return text, reach_summary(sets) + ablation_summary(*rows.values())
 
 
 def main(argv=None) -> int:

@@ -22,7 +22,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from .comparisons import p_text, welch
+from .comparisons import Comparison, p_text, welch
 from .results import mean_std
 from .runs import dataset_of
 
@@ -248,27 +248,67 @@ def ablation_table(rows: dict[str, list[dict]]) -> str:
     return '\n'.join(lines) + '\n'
 
 
-def ablation_verdict(scratch: Sequence[dict], both: Sequence[dict],
-                     masked: Sequence[dict]) -> str:
-    r"""How much of the test-MAE gain of the backbone of both objectives
-    over training from scratch the masked-atoms-only backbone keeps (on the
-    means), and Welch's test of masked-only against both objectives;
-    an empty string until each group has two runs."""
+@dataclass
+class Ablation:
+    r"""The test-MAE gain of the backbone of both objectives over training
+    from scratch (:obj:`gain`), the part the masked-atoms-only backbone
+    keeps (:obj:`kept`; both on the means) and Welch's test of masked-only
+    against both objectives."""
+    gain: float
+    kept: float
+    comparison: Comparison
+
+
+def ablation(scratch: Sequence[dict], both: Sequence[dict],
+             masked: Sequence[dict]) -> Optional[Ablation]:
+    r"""The ablation's numbers; :obj:`None` until each group has two
+    runs."""
     if min(len(scratch), len(both), len(masked)) < 2:
-        return ''
+        return None
 
     def test(runs):
         return [r['test_metric_at_best_val'] for r in runs]
 
     base = statistics.fmean(test(scratch))
-    gain = base - statistics.fmean(test(both))
-    kept = base - statistics.fmean(test(masked))
-    c = welch(test(masked), test(both))
-    verdict = ('worse' if c.difference > 0 else 'better') \
-        if c.p_value < 0.05 else 'not significantly different'
+    return Ablation(base - statistics.fmean(test(both)),
+                    base - statistics.fmean(test(masked)),
+                    welch(test(masked), test(both)))
+
+
+def _significance(c: Comparison) -> str:
+    r"""Masked atoms only against both objectives, at the 5% level (a
+    larger MAE is worse)."""
+    if c.p_value >= 0.05:
+        return 'not significantly different from both objectives'
+    return (f"significantly {'worse' if c.difference > 0 else 'better'} "
+            f"than both objectives")
+
+
+def ablation_verdict(scratch: Sequence[dict], both: Sequence[dict],
+                     masked: Sequence[dict]) -> str:
+    r"""The ablation in a sentence for ``benchmarks/README.md``: the share
+    of the gain kept without the descriptor targets and Welch's test
+    against both objectives; an empty string until each group has two
+    runs."""
+    a = ablation(scratch, both, masked)
+    if a is None:
+        return ''
+    c = a.comparison
     return (f"Without the descriptor targets the backbone keeps "
-            f"{100 * kept / gain:.0f}% of the test-MAE gain over training "
-            f"from scratch ({kept:.3f} of {gain:.3f}); masked atoms only − "
-            f"both objectives = {c.difference:+.3f} test MAE (95% CI "
-            f"[{c.low:+.3f}, {c.high:+.3f}], Welch {p_text(c.p_value)}): "
-            f"{verdict} at the 5% level.\n")
+            f"{100 * a.kept / a.gain:.0f}% of the test-MAE gain over "
+            f"training from scratch ({a.kept:.3f} of {a.gain:.3f}); masked "
+            f"atoms only − both objectives = {c.difference:+.3f} test MAE "
+            f"(95% CI [{c.low:+.3f}, {c.high:+.3f}], Welch "
+            f"{p_text(c.p_value)}): {_significance(c)} at the 5% level.\n")
+
+
+def ablation_summary(scratch: Sequence[dict], both: Sequence[dict],
+                     masked: Sequence[dict]) -> str:
+    r"""The ablation in a line for README.md (empty until it has run)."""
+    a = ablation(scratch, both, masked)
+    if a is None:
+        return ''
+    return (f"ZINC-subset, backbone pretrained on masked atoms alone: "
+            f"{100 * a.kept / a.gain:.0f}% of the test-MAE gain of both "
+            f"objectives kept; {_significance(a.comparison)} (Welch "
+            f"{p_text(a.comparison.p_value)}).\n")

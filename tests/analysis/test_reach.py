@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.analysis.reach import (ablation_table, ablation_verdict,
+from benchmarks.analysis.reach import (ablation_summary, ablation_table,
+                                       ablation_verdict,
                                        method_of, paired, reach_markdown,
                                        reach_sets, reach_summary)
 from conftest import REPO
@@ -108,8 +109,14 @@ def test_ablation_table_and_verdict_by_hand():
     assert '(0.100 of 0.190)' in text and '= +0.090 test MAE' in text
     from scipy import stats
     p_value = 2 * stats.t.sf(0.09 / math.sqrt(0.0001 + 0.0004 / 3), 2.8824)
-    assert f'Welch p = {p_value:.3f}' in text and 'worse at the 5%' in text
+    assert f'Welch p = {p_value:.3f}' in text
+    assert 'significantly worse than both objectives at the 5%' in text
     assert ablation_verdict(scratch, both, masked[:1]) == ''
+    assert ablation_summary(scratch, both, masked) == (
+        'ZINC-subset, backbone pretrained on masked atoms alone: 53% of the '
+        f'test-MAE gain of both objectives kept; significantly worse than '
+        f'both objectives (Welch p = {p_value:.3f}).\n')
+    assert ablation_summary(scratch, both, []) == ''
 
 
 REACH = REPO / 'benchmarks' / 'results' / 'reach'
