@@ -28,6 +28,7 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
+from benchmarks.analysis.results import write_report  # noqa: E402
 from benchmarks.predict_throughput import (PREDICT, ZINC250K,  # noqa: E402
                                            commit, cpu_model, env_with,
                                            run_measured, zinc_smiles)
@@ -144,11 +145,7 @@ def main(argv=None) -> int:
             for model in (f'{name}-single', name):
                 results[model] = measure(model, sources, work, args.repeats)
     text = report(args, results, command, (load_before, os.getloadavg()))
-    print()
-    print(text)
-    if args.output is not None:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text)
+    write_report(text, args.output)
     return 0
 
 

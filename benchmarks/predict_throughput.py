@@ -50,6 +50,7 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
+from benchmarks.analysis.results import write_report  # noqa: E402
 from graphormer_sepnorm import GraphormerSepNorm  # noqa: E402
 from graphormer_sepnorm.checkpoint import ModelCard, save_model  # noqa: E402
 from graphormer_sepnorm.predict import Predictor, collate  # noqa: E402
@@ -586,11 +587,7 @@ def main(argv=None) -> int:
                     chemprop_python, work))
     text = report(args, sections, results, model_name, load_before,
                   os.getloadavg())
-    print()
-    print(text)
-    if args.output is not None:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text)
+    write_report(text, args.output)
     return 0
 
 

@@ -423,3 +423,13 @@ def update_readme(path: PathLike, text: str, block: str = 'results-table',
     _, tail = rest.split(end, 1)
     path.write_text(f'{head}{begin}\n{text}{end}{tail}')
     return True
+
+
+def write_report(text: str, output: Union[PathLike, None]) -> None:
+    r"""Prints a benchmark's report :obj:`text` after a blank line and, if
+    :obj:`output` is given, writes it there (its folder made if needed)."""
+    print()
+    print(text)
+    if output is not None:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        Path(output).write_text(text)
