@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
-from ..training.plots import pyplot
+from ..training.plots import pyplot, save_figure
 
 __all__ = ['plot_pretraining_curves']
 
@@ -47,10 +47,4 @@ def plot_pretraining_curves(history: Sequence[dict], path: Union[str, Path],
         ax.set_title(name)
         ax.set_xlabel('optimizer step')
         ax.legend(fontsize=8)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, title)

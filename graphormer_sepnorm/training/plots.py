@@ -10,7 +10,7 @@ from typing import Optional, Sequence, Union
 
 from .metrics import HIGHER_IS_BETTER
 
-__all__ = ['plot_curves', 'pyplot']
+__all__ = ['plot_curves', 'pyplot', 'save_figure']
 
 #: Said once per process when matplotlib is missing.
 NO_MATPLOTLIB = ("matplotlib is not installed, so no curves.png is drawn "
@@ -34,6 +34,21 @@ def pyplot():
     matplotlib.use('Agg', force=False)
     import matplotlib.pyplot as plt
     return plt
+
+
+def save_figure(fig, path: Union[str, Path], title: str = '') -> Path:
+    r"""Titles (if :obj:`title`), lays out and writes :obj:`fig` to
+    :obj:`path` (its folder made if needed), then closes it; returns the
+    path."""
+    import matplotlib.pyplot as plt
+    path = Path(path)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
 
 
 def plot_curves(history: Sequence[dict], path: Union[str, Path],
@@ -71,10 +86,4 @@ def plot_curves(history: Sequence[dict], path: Union[str, Path],
     ax_metric.set_xlabel('epoch')
     ax_metric.set_ylabel(metric)
     ax_metric.legend()
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, title)
