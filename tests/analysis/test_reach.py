@@ -124,8 +124,8 @@ REACH = REPO / 'benchmarks' / 'results' / 'reach'
 
 @pytest.mark.skipif(not REACH.is_dir(), reason='no reach runs committed')
 def test_committed_blocks_are_the_runs():
-    from benchmark_helpers import script_module
-    text, summary = script_module('reach_table').report(
+    from benchmarks.reach_table import report
+    text, summary = report(
         REACH, REPO / 'benchmarks' / 'results' / 'descriptor_probe' /
         'probe.json')
     assert text in (REPO / 'benchmarks' / 'README.md').read_text(), (
