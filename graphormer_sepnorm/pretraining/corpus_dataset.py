@@ -63,7 +63,8 @@ class SmilesCorpus(torch.utils.data.Dataset):
     path's featurization (:func:`~graphormer_sepnorm.data.molecule_graphs.
     prepare_graph`: canonical atom order, shortest paths), with :obj:`y`
     :obj:`[1, num_descriptors]`, its standardized RDKit descriptors
-    (:mod:`~graphormer_sepnorm.pretraining.descriptors`), and
+    (:mod:`~graphormer_sepnorm.pretraining.descriptors`; only with a
+    :obj:`scaler`), and
     :obj:`corpus_line` :obj:`[1]`, its line (which seeds its atom mask;
     not named ``*_index``, which PyG's batching would offset by the node
     count). A molecule that
@@ -76,8 +77,9 @@ class SmilesCorpus(torch.utils.data.Dataset):
             writes them.
         featurizer (str): :obj:`"ogb"` or :obj:`"zinc"`.
         scaler (DescriptorScaler, optional): Standardizes the descriptors
-            (set it before reading items; :obj:`None` while it is being
-            fitted on :meth:`descriptor_sample`).
+            into :obj:`y`; :obj:`None`: graphs without descriptors (while the
+            scaler is being fitted on :meth:`descriptor_sample`, or when
+            their loss weight is 0, which saves RDKit's descriptor time).
         max_nodes (int, optional): Largest molecule. (default: :obj:`512`)
         limit (int, optional): Use the first :obj:`limit` molecules only.
             (default: :obj:`None`)
@@ -127,6 +129,8 @@ class SmilesCorpus(torch.utils.data.Dataset):
 
     def _graph(self, smiles: str) -> Data:
         graph = prepare_graph(smiles, self.featurizer, self.max_nodes)
+        if self.scaler is None:
+            return prepared_data(graph)
         targets = self.scaler.transform(
             descriptor_values(Chem.MolFromSmiles(smiles)))
         return prepared_data(graph, y=torch.from_numpy(targets).view(1, -1))

@@ -38,7 +38,8 @@ class CorpusDataModule(LightningDataModule):
     descriptor scaler on the first :obj:`pretrain.scaler_molecules`
     training molecules (the file is shuffled once when written, so they are
     a random sample, and every process and every resume fits the same
-    scaler).
+    scaler). With :obj:`pretrain.descriptor_loss_weight` 0 no descriptor
+    is computed: no scaler, and graphs without :obj:`y`.
 
     Args:
         config (dict): A validated pretraining configuration.
@@ -68,8 +69,13 @@ class CorpusDataModule(LightningDataModule):
         self.train_set = SmilesCorpus(paths['train'], self.data['featurizer'],
                                       None, self.data['max_nodes'],
                                       limit=self.data['limit_train'])
-        scaler = DescriptorScaler.fit(self.train_set.descriptor_sample(
-            self.pretrain['scaler_molecules']))
+        # A zero descriptor weight needs no descriptor: none is computed.
+        if self.pretrain['descriptor_loss_weight'] > 0:
+            scaler = DescriptorScaler.fit(self.train_set.descriptor_sample(
+                self.pretrain['scaler_molecules']))
+        else:
+            self.train_set.check_parsable()
+            scaler = None
         self.train_set.scaler = self.scaler = scaler
         self.val_set = SmilesCorpus(paths['val'], self.data['featurizer'],
                                     scaler, self.data['max_nodes'],

@@ -216,7 +216,8 @@ class PretrainConfig:
     atom_loss_weight: float = option(1.0, 'pretraining: weight of the '
         'masked-atom cross-entropy (0: objective off).')
     descriptor_loss_weight: float = option(1.0, 'pretraining: weight of the '
-        'descriptor regression from the graph token (0: objective off).')
+        'descriptor regression from the graph token (0: objective off, and '
+        'no descriptor is computed).')
     val_every_n_steps: int = option(1000, 'pretraining: validate (and write '
         'backbone.safetensors) every N optimizer steps.')
     scaler_molecules: int = option(10000, 'pretraining: training molecules '
