@@ -17,7 +17,7 @@ import torch
 from ..bundled import bundled_model_paths, get_bundled_model
 from ..checkpoint import (CheckpointError, ModelCard, load_model, read_card,
                           refuse_backbone, resolve_model_file)
-from ..data.datasets import destandardize
+from ..data.datasets import TargetScaling
 from ..data.featurize import get_featurizer
 from ..data.molecule_graphs import GraphBatch
 from .ensemble import EnsemblePredictor
@@ -81,11 +81,8 @@ class Predictor(PredictorBase):
         self.max_nodes = int(model.max_nodes)
         self.num_outputs = int(model.out_channels)
         self.task = card.task
-        # One value per target (a float in single-target model cards).
-        self.target_mean = torch.tensor(card.target_mean,
-                                        dtype=torch.float64).view(-1)
-        self.target_std = torch.tensor(card.target_std,
-                                       dtype=torch.float64).view(-1)
+        # Applied on the CPU, to the float64 outputs.
+        self.target_scaling = TargetScaling.from_card(card)
         self._fingerprint: Optional[str] = None
 
     # Construction ###########################################################
@@ -228,7 +225,7 @@ class Predictor(PredictorBase):
             out = self.model.head_output(graph_tokens).detach().to(
                 'cpu', torch.float64)
             values = (torch.sigmoid(out) if self.task == 'binary' else
-                      destandardize(out, self.target_mean, self.target_std))
+                      self.target_scaling(out))
         if embed:
             embeddings = graph_tokens.detach().to('cpu',
                                                   torch.float32).numpy()

@@ -10,7 +10,7 @@ import torch
 import yaml
 
 from ..data.csv_splits import identifier_columns
-from ..data.datasets import destandardize, load_data_splits
+from ..data.datasets import TargetScaling, load_data_splits
 from .config import OPTIONS
 from .metrics import compute_metrics
 
@@ -109,15 +109,14 @@ def predict_split(model: torch.nn.Module, dataset, task: str,
 
     model.eval()
     layout = layout_options_for(model, device)
-    mean = torch.tensor(target_mean, dtype=torch.double).view(-1)
-    std = torch.tensor(target_std, dtype=torch.double).view(-1)
+    scaling = TargetScaling(target_mean, target_std)
     preds, targets = [], []
     for batch in DataLoader(dataset, batch_size=batch_size):
         batch = add_batch_layout(batch, **layout).to(device)
         out = model(batch).double().cpu()
         out = out.view(out.size(0), -1)
         if task == 'regression':
-            out = destandardize(out, mean, std)
+            out = scaling(out)
         preds.append(out)
         targets.append(batch.y.double().cpu().view(out.shape))
     indices = dataset.indices() if hasattr(dataset, 'indices') else range(

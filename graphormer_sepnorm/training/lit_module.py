@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torchmetrics import CatMetric
 
-from ..data.datasets import data_info, destandardize
+from ..data.datasets import TargetScaling, data_info
 from ..models import GraphormerSepNorm
 from .config import model_arguments
 from .metrics import (HIGHER_IS_BETTER, compute_metrics, metric_keys,
@@ -70,9 +70,10 @@ class GraphormerLitModule(RunModule):
                  atom_vocab_sizes=list(self.info.atom_vocab_sizes),
                  bond_vocab_sizes=list(self.info.bond_vocab_sizes),
                  out_channels=self.info.num_targets))
-        self.target_mean = [0.0] * self.info.num_targets
-        self.target_std = [1.0] * self.info.num_targets
-        self._standardization_cache: Optional[tuple] = None
+        # Regression: the training split's statistics (setup()); a buffer
+        # of this module, so they follow it to its device.
+        self.target_scaling = TargetScaling([0.0] * self.info.num_targets,
+                                            [1.0] * self.info.num_targets)
         # Missing labels are NaN: kept in place (masked when computed).
         self.eval_preds = torch.nn.ModuleList(
             [CatMetric(nan_strategy='disable') for _ in range(2)])
@@ -85,8 +86,8 @@ class GraphormerLitModule(RunModule):
     def setup(self, stage: str) -> None:
         datamodule = getattr(self.trainer, 'datamodule', None)
         if datamodule is not None and self.info.task == 'regression':
-            self.target_mean = [float(v) for v in datamodule.target_mean]
-            self.target_std = [float(v) for v in datamodule.target_std]
+            self.target_scaling.load_statistics(datamodule.target_mean,
+                                                datamodule.target_std)
 
     def optimized_parameters(self) -> Iterable[torch.nn.Parameter]:
         return self.model.parameters()
@@ -97,18 +98,6 @@ class GraphormerLitModule(RunModule):
     def forward(self, batch) -> Tensor:
         return self.model(batch)
 
-    def _standardization(self, like: Tensor) -> tuple[Tensor, Tensor]:
-        # Copied to the device once, not at every step: a copy from a Python
-        # list makes the host wait for the device.
-        key = (like.device, like.dtype, tuple(self.target_mean),
-               tuple(self.target_std))
-        if self._standardization_cache is None or \
-                self._standardization_cache[0] != key:
-            self._standardization_cache = (
-                key, like.new_tensor(self.target_mean),
-                like.new_tensor(self.target_std))
-        return self._standardization_cache[1], self._standardization_cache[2]
-
     def _loss(self, pred: Tensor, batch) -> Tensor:
         if pred.dtype in (torch.float16, torch.bfloat16):
             pred = pred.float()  # the loss in float32 under mixed precision
@@ -116,8 +105,7 @@ class GraphormerLitModule(RunModule):
         labeled = ~torch.isnan(y)
         y = torch.where(labeled, y, torch.zeros_like(y))
         if self.info.task == 'regression':
-            mean, std = self._standardization(pred)
-            losses = (pred - (y - mean) / std).abs()
+            losses = (pred - self.target_scaling.standardize(y)).abs()
         else:
             losses = F.binary_cross_entropy_with_logits(pred, y,
                                                         reduction='none')
@@ -137,7 +125,7 @@ class GraphormerLitModule(RunModule):
                         dataloader_idx: int = 0) -> None:
         pred = self(batch).double()
         if self.info.task == 'regression':
-            pred = destandardize(pred, *self._standardization(pred))
+            pred = self.target_scaling(pred)
         self.eval_preds[dataloader_idx].update(pred)
         self.eval_targets[dataloader_idx].update(
             batch.y.view(pred.shape).double())
@@ -150,7 +138,8 @@ class GraphormerLitModule(RunModule):
             values = compute_metrics(
                 self.info.task, _cat(preds.compute()),
                 _cat(targets.compute()), self.info.target_names,
-                split=('valid', 'test')[index], target_std=self.target_std)
+                split=('valid', 'test')[index],
+                target_std=self.target_scaling.statistics()[1])
         preds.reset()
         targets.reset()
         return values
@@ -204,19 +193,13 @@ class GraphormerLitModule(RunModule):
     # weights_only=True)
 
     def extra_state(self) -> dict:
-        return {'target_mean': list(self.target_mean),
-                'target_std': list(self.target_std)}
+        mean, std = self.target_scaling.statistics()
+        return {'target_mean': mean, 'target_std': std}
 
     def load_extra_state(self, state: dict) -> None:
         # Checkpoints written before multi-target training hold floats.
-        self.target_mean = _per_target(state['target_mean'])
-        self.target_std = _per_target(state['target_std'])
-
-
-def _per_target(value) -> list[float]:
-    if isinstance(value, (list, tuple)):
-        return [float(v) for v in value]
-    return [float(value)]
+        self.target_scaling.load_statistics(state['target_mean'],
+                                            state['target_std'])
 
 
 def _cat(value) -> Tensor:

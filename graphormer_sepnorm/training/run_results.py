@@ -98,6 +98,7 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
     throughput = (train_graphs / module.train_time_s
                   if module.train_time_s > 0 else math.nan)
     accelerator = resolved_accelerator(config)
+    target_mean, target_std = module.target_scaling.statistics()
     results = {
         'dataset': info.name,
         'dataset_title': info.title,
@@ -128,8 +129,8 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
                                                    module.metric_keys),
         'test_protocol': test_protocol(config),
         'split_sizes': _split_sizes(trainer),
-        'target_mean': _one_or_list(module.target_mean),
-        'target_std': _one_or_list(module.target_std),
+        'target_mean': _one_or_list(target_mean),
+        'target_std': _one_or_list(target_std),
         'throughput_graphs_per_s': throughput,
         'train_graphs_seen': train_graphs,
         'hardware': {

@@ -9,7 +9,7 @@ import torch
 
 from conftest import shared_path
 from graphormer_sepnorm.data.datasets import (RawFilesMismatchError,
-                                              check_raw_source, destandardize,
+                                              check_raw_source, TargetScaling,
                                               graph_targets, load_splits,
                                               ogb_safe_load, prepare_raw,
                                               target_statistics)
@@ -66,16 +66,21 @@ def test_target_statistics_per_target_skip_missing_labels():
     assert std == pytest.approx([13**0.5, 2**0.5, 1.0])
 
 
-def test_destandardize_maps_each_target_back_with_its_own_statistics():
+def test_target_scaling_maps_each_target_back_with_its_own_statistics():
     values = torch.tensor([[0.5, -1.0], [2.0, 0.0]], dtype=torch.float64)
-    mean = torch.tensor([1.0, -2.0], dtype=torch.float64)
-    std = torch.tensor([2.0, 0.5], dtype=torch.float64)
+    scaling = TargetScaling([1.0, -2.0], [2.0, 0.5])
     # 0.5 * 2 + 1, -1 * 0.5 - 2; 2 * 2 + 1, 0 * 0.5 - 2.
     expected = torch.tensor([[2.0, -2.5], [5.0, -2.0]], dtype=torch.float64)
-    assert torch.equal(destandardize(values, mean, std), expected)
+    assert torch.equal(scaling(values), expected)
     # Standardizing with the same statistics and back is the identity.
-    assert torch.equal(destandardize((expected - mean) / std, mean, std),
-                       expected)
+    assert torch.equal(scaling(scaling.standardize(expected)), expected)
+    # In float32 the statistics are rounded as a float32 tensor made from
+    # the Python numbers is: (y - 0.1) / 0.3, written out.
+    scaling = TargetScaling(0.1, 0.3)
+    y = torch.tensor([1.0, 2.0])
+    assert scaling.standardize(y).dtype == torch.float32
+    assert torch.equal(scaling.standardize(y),
+                       (y - torch.tensor(0.1)) / torch.tensor(0.3))
 
 
 def test_prepare_raw_copies_missing_files_only(tmp_path):

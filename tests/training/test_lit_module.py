@@ -38,7 +38,7 @@ def _labeled():
 def test_regression_loss_skips_missing_labels():
     module = _module('regression')
     mean, std = [0.5, -1.0], [2.0, 4.0]
-    module.target_mean, module.target_std = mean, std
+    module.target_scaling.load_statistics(mean, std)
     # L1 on the standardized labels, averaged over the five labeled entries
     hand = sum(abs(PRED[i][k] - (LABELS[i][k] - mean[k]) / std[k])
                for i, k in _labeled()) / 5
@@ -81,7 +81,7 @@ def test_several_regression_targets_are_selected_on_standardized_errors():
     mean would pick epoch 1 on TPSA alone; the default selection picks
     epoch 0, and both metrics are in the history row."""
     module = _module('regression')
-    module.target_std = [0.5, 20.0]
+    module.target_scaling.load_statistics([0.0, 0.0], [0.5, 20.0])
     assert module.metric == 'std_mae'
     y = [[1.0, 60.0], [2.0, 80.0], [3.0, 40.0], [NAN, 100.0]]
     first = _validation_metrics(module, [[1.5, 70.0], [2.0, 60.0],
@@ -122,15 +122,22 @@ def test_batches_go_to_an_accelerator_without_blocking():
                                            0) is not None
 
 
-def test_the_target_statistics_reach_the_device_once():
-    """The standardization tensors are made once per device, dtype and
-    statistics, not at every step (each copy from a Python list waits for
-    a GPU), and follow a change of the statistics."""
+def test_the_target_statistics_follow_the_module_not_its_weights():
+    """The statistics are buffers of the module: they move with it to a
+    device or dtype (no copy from Python numbers at each step, which would
+    make the host wait for a GPU), and stay out of the state dict, whose
+    keys stay those of checkpoints written before (the extra state holds
+    the statistics)."""
     module = _module('regression')
-    pred = torch.zeros(4, 2)
-    first = module._standardization(pred)
-    assert all(a is b for a, b in zip(first, module._standardization(pred)))
-    module.target_mean = [1.0, 2.0]
-    mean, _ = module._standardization(pred)
-    assert mean.tolist() == [1.0, 2.0]
-    assert module._standardization(pred.double())[0].dtype == torch.float64
+    module.target_scaling.load_statistics([1.0, 2.0], [3.0, 4.0])
+    buffers = dict(module.named_buffers())
+    assert buffers['target_scaling.mean'].tolist() == [1.0, 2.0]
+    assert not any(key.startswith('target_scaling')
+                   for key in module.state_dict())
+    assert module.extra_state() == {'target_mean': [1.0, 2.0],
+                                    'target_std': [3.0, 4.0]}
+    module.to(torch.float32)
+    assert module.target_scaling.std.dtype == torch.float32
+    # Old single-target checkpoints hold floats.
+    module.load_extra_state({'target_mean': 0.5, 'target_std': 2.0})
+    assert module.target_scaling.statistics() == ([0.5], [2.0])

@@ -29,7 +29,7 @@ One file per job:
 * :mod:`~.loading`: :func:`load_splits`, :func:`load_data_splits` and
   :func:`ogb_safe_load`;
 * :mod:`~.targets`: :func:`graph_targets`, :func:`target_statistics` and
-  :func:`destandardize`;
+  :class:`TargetScaling`;
 * :mod:`~.molhiv_subset`: :func:`write_molhiv_subset`, a small MolHIV copy
   for tests.
 
@@ -45,13 +45,13 @@ from .molhiv_subset import write_molhiv_subset
 from .raw_files import (DownloadError, RawFilesMismatchError,
                         check_raw_files, check_raw_source, dataset_dir,
                         prepare_raw)
-from .targets import destandardize, graph_targets, target_statistics
+from .targets import TargetScaling, graph_targets, target_statistics
 
 __all__ = [
     'DATASET_NAMES', 'DatasetInfo', 'dataset_info', 'data_info',
     'dataset_dir', 'DownloadError', 'RawFilesMismatchError',
     'check_raw_source', 'check_raw_files', 'prepare_raw', 'ogb_safe_load',
     'GraphSplits', 'load_splits', 'load_data_splits', 'limit_splits',
-    'graph_targets', 'target_statistics', 'destandardize',
+    'graph_targets', 'target_statistics', 'TargetScaling',
     'write_molhiv_subset'
 ]

@@ -1,12 +1,14 @@
 r"""Target statistics: the targets of every graph of a dataset, their
-means and standard deviations for standardizing regression targets, and the
-way back from the standardized scale."""
+means and standard deviations, and the module that standardizes regression
+targets with them and maps outputs back."""
 from __future__ import annotations
+
+from typing import Sequence, Union
 
 import torch
 from torch import Tensor
 
-__all__ = ['graph_targets', 'target_statistics', 'destandardize']
+__all__ = ['graph_targets', 'target_statistics', 'TargetScaling']
 
 
 def graph_targets(dataset) -> Tensor:
@@ -42,14 +44,63 @@ def target_statistics(dataset) -> tuple[list[float], list[float]]:
     return means, stds
 
 
-def destandardize(values: Tensor, mean: Tensor, std: Tensor) -> Tensor:
-    r"""Regression outputs on the standardized scale mapped back to the
-    units of the targets, :obj:`values * std + mean`: the inverse of the
-    standardization :obj:`(y - mean) / std` with the statistics of
-    :func:`target_statistics`, one :obj:`mean` and :obj:`std` per target
-    (the last dimension of :obj:`values`).
+class TargetScaling(torch.nn.Module):
+    r"""The standardization of regression targets, :math:`(y - \mu) /
+    \sigma` with one mean and standard deviation per target (those of
+    :func:`target_statistics` on the training split), and its inverse,
+    which maps the model's outputs back to the targets' units
+    (:meth:`forward`): the one place where the scaling is done and undone,
+    in training, evaluation and prediction.
 
-    The statistics are tensors already of the dtype and on the device
-    wanted: each caller converts them once, where it keeps them, not at
-    every batch."""
-    return values * std + mean
+    The statistics are float64 buffers, so they move to the device with the
+    module that holds this one (a copy from Python numbers at every step
+    would make the host wait for a GPU); each use casts them to the dtype
+    of its values. They are not part of the weights: the model card and a
+    training checkpoint keep them as numbers (:meth:`statistics`).
+
+    Args:
+        mean (float or list of float, optional): Per-target means.
+            (default: :obj:`0.0`)
+        std (float or list of float, optional): Per-target standard
+            deviations. (default: :obj:`1.0`)
+    """
+    def __init__(self, mean: Union[float, Sequence[float]] = 0.0,
+                 std: Union[float, Sequence[float]] = 1.0) -> None:
+        super().__init__()
+        self.register_buffer('mean', _per_target(mean), persistent=False)
+        self.register_buffer('std', _per_target(std), persistent=False)
+
+    @classmethod
+    def from_card(cls, card) -> 'TargetScaling':
+        r"""The scaling of a :class:`~graphormer_sepnorm.checkpoint.
+        ModelCard`'s :obj:`target_mean` and :obj:`target_std`."""
+        return cls(card.target_mean, card.target_std)
+
+    def load_statistics(self, mean: Union[float, Sequence[float]],
+                        std: Union[float, Sequence[float]]) -> None:
+        r"""Replaces the statistics, on the buffers' current device."""
+        self.mean = _per_target(mean).to(self.mean.device)
+        self.std = _per_target(std).to(self.std.device)
+
+    def statistics(self) -> tuple[list[float], list[float]]:
+        r"""The per-target means and standard deviations, as numbers."""
+        return self.mean.tolist(), self.std.tolist()
+
+    def standardize(self, targets: Tensor) -> Tensor:
+        r""":obj:`(targets - mean) / std` in the dtype of :obj:`targets`,
+        one statistic per target (the last dimension)."""
+        return ((targets - self.mean.to(targets.dtype))
+                / self.std.to(targets.dtype))
+
+    def forward(self, values: Tensor) -> Tensor:
+        r""":obj:`values * std + mean`: outputs on the standardized scale
+        in the units of the targets, in the dtype of :obj:`values`."""
+        return (values * self.std.to(values.dtype)
+                + self.mean.to(values.dtype))
+
+    def extra_repr(self) -> str:
+        return f'num_targets={self.mean.numel()}'
+
+
+def _per_target(value: Union[float, Sequence[float]]) -> Tensor:
+    return torch.tensor(value, dtype=torch.float64).view(-1)
