@@ -62,14 +62,15 @@ def compare(config: dict, checkpoints: Sequence[Path],
         module = GraphormerLitModule(config)
         state = _load_checkpoint(path, module)
         model = module.model
+        target_mean, target_std = module.target_scaling.statistics()
 
         def score() -> float:
             _, preds, targets = predict_split(
-                model, splits[split], task, module.target_mean,
-                module.target_std, batch_size=config['data']['batch_size'])
+                model, splits[split], task, target_mean, target_std,
+                batch_size=config['data']['batch_size'])
             return compute_metrics(task, preds, targets,
                                    splits.info.target_names,
-                                   target_std=module.target_std)[metric]
+                                   target_std=target_std)[metric]
 
         saved = score()
         # One pass over the training split, seeded.
