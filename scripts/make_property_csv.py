@@ -7,7 +7,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from graphormer_sepnorm.chem import read_smiles_lines, write_property_csv
+# The research tooling (benchmarks/) is imported from the repository root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.chem import write_property_csv
+from graphormer_sepnorm.data.text_files import read_smiles_lines
 
 
 def main(argv=None) -> int:

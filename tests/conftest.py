@@ -181,7 +181,7 @@ def molhiv_root(tmp_path_factory):
     """A small MolHIV copy in OGB's layout (200/100/100 molecules of the real
     scaffold splits): all 41,127 molecules take about a minute to process on
     two cores, too slow for CI."""
-    from graphormer_sepnorm.data.datasets import write_molhiv_subset
+    from molhiv_subset import write_molhiv_subset
     source = shared_path('ogbg_molhiv')
     root = tmp_path_factory.getbasetemp() / 'molhiv_small'
     if not (root / 'ogbg_molhiv').is_dir():

@@ -7,7 +7,7 @@ _HOMES = {
     **dict.fromkeys(('DATASET_NAMES', 'DatasetInfo', 'GraphSplits',
                      'data_info', 'dataset_info', 'load_data_splits',
                      'load_splits', 'ogb_safe_load', 'prepare_raw',
-                     'target_statistics', 'write_molhiv_subset'),
+                     'target_statistics'),
                     '.datasets'),
     'DataError': '.errors',
     'DeviceGraphStore': '.graph_store',

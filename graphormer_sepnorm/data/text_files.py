@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import gzip
 from pathlib import Path
-from typing import IO, Union
+from typing import IO, Optional, Union
 
-__all__ = ['is_gzipped', 'open_text']
+__all__ = ['is_gzipped', 'open_text', 'read_smiles_lines']
 
 
 def is_gzipped(path: Union[str, Path]) -> bool:
@@ -32,3 +32,13 @@ def open_text(path: Union[str, Path], encoding: str = 'utf-8-sig') -> IO[str]:
     if is_gzipped(path):
         return gzip.open(path, 'rt', encoding=encoding, newline='')
     return open(path, encoding=encoding, newline='')
+
+
+def read_smiles_lines(path: Union[str, Path], limit: Optional[int] = None
+                      ) -> list[str]:
+    r"""The SMILES of a text file with one SMILES per line (*e.g.*
+    ``zinc250k/jtvae_test.txt``; gzipped if :func:`is_gzipped`), blank
+    lines skipped, the first :obj:`limit` only if given."""
+    with open_text(path) as f:
+        smiles = [line.strip() for line in f if line.strip()]
+    return smiles[:limit] if limit is not None else smiles

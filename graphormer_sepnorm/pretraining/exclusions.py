@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Mapping, Optional, Union
 
 from ..data.molecule_splits import load_molecule_splits
-from ..chem import read_smiles_lines
+from ..data.text_files import read_smiles_lines
 from ..data.errors import DataError
 from .molecule_keys import MoleculeKeys, molecule_keys
 

@@ -1,4 +1,4 @@
-"""Tests for :mod:`graphormer_sepnorm.chem.penalized_logp`."""
+"""Tests for :mod:`benchmarks.chem.penalized_logp`."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,11 +7,11 @@ from rdkit import Chem
 from rdkit.Chem import Descriptors
 
 from conftest import SHARED_DATA
-from graphormer_sepnorm.chem import (
+from benchmarks.chem import (
     penalized_logp_terms,
     zinc_normalized_penalized_logp,
 )
-from graphormer_sepnorm.chem import penalized_logp as module
+from benchmarks.chem import penalized_logp as module
 
 
 def test_ethanol_by_hand():

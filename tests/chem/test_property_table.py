@@ -6,8 +6,7 @@ from rdkit import Chem
 from rdkit.Chem import Crippen
 
 from conftest import shared_path
-from graphormer_sepnorm.chem import (PROPERTY_COLUMNS, read_smiles_lines,
-                                     write_property_csv)
+from benchmarks.chem import PROPERTY_COLUMNS, write_property_csv
 
 
 def test_property_csv_of_real_zinc_molecules(tmp_path):
@@ -23,12 +22,3 @@ def test_property_csv_of_real_zinc_molecules(tmp_path):
         real['y'].tolist(), abs=1e-5)
     assert table['logp'].tolist() == pytest.approx(
         [Crippen.MolLogP(Chem.MolFromSmiles(s)) for s in real['smiles']])
-
-
-def test_read_smiles_lines(tmp_path):
-    path = tmp_path / 's.txt'
-    path.write_text('CCO\n\n c1ccccc1 \nCCN\n')
-    assert read_smiles_lines(path) == ['CCO', 'c1ccccc1', 'CCN']
-    assert read_smiles_lines(path, limit=1) == ['CCO']
-    first = read_smiles_lines(shared_path('zinc250k', 'jtvae_test.txt'))
-    assert len(first) == 5000

@@ -5,7 +5,9 @@ import pandas as pd
 import pytest
 from pandas.io.common import infer_compression
 
-from graphormer_sepnorm.data.text_files import is_gzipped, open_text
+from conftest import shared_path
+from graphormer_sepnorm.data.text_files import (is_gzipped, open_text,
+                                                read_smiles_lines)
 
 NAMES = ['x.csv.gz', 'x.CSV.GZ', 'x.Gz', 'x.csv', 'x.gzip', 'x.tgz', 'gz',
          'x.gz.csv', '.gz']
@@ -27,3 +29,15 @@ def test_open_text_reads_what_pandas_reads(tmp_path, name):
         text = f.read()
     assert text == content.decode('utf-8-sig')
     assert list(pd.read_csv(path).columns) == ['smiles', 'y']
+
+
+def test_read_smiles_lines(tmp_path):
+    path = tmp_path / 's.txt'
+    path.write_text('CCO\n\n c1ccccc1 \nCCN\n')
+    assert read_smiles_lines(path) == ['CCO', 'c1ccccc1', 'CCN']
+    assert read_smiles_lines(path, limit=1) == ['CCO']
+    first = read_smiles_lines(shared_path('zinc250k', 'jtvae_test.txt'))
+    assert len(first) == 5000
+    gzipped = tmp_path / 's.txt.gz'
+    gzipped.write_bytes(gzip.compress(path.read_bytes()))
+    assert read_smiles_lines(gzipped) == ['CCO', 'c1ccccc1', 'CCN']

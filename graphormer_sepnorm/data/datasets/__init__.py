@@ -30,8 +30,6 @@ One file per job:
   :func:`ogb_safe_load`;
 * :mod:`~.targets`: :func:`graph_targets`, :func:`target_statistics` and
   :class:`TargetScaling`;
-* :mod:`~.molhiv_subset`: :func:`write_molhiv_subset`, a small MolHIV copy
-  for tests.
 
 :class:`DatasetInfo`, :class:`GraphSplits` and :func:`limit_splits` come
 from :mod:`~graphormer_sepnorm.data.graph_splits`, below this package and
@@ -41,7 +39,6 @@ the CSV modules, which build them too; the CSV modules are imported only by
 from ..graph_splits import DatasetInfo, GraphSplits, limit_splits
 from .info import DATASET_NAMES, data_info, dataset_info
 from .loading import load_data_splits, load_splits, ogb_safe_load
-from .molhiv_subset import write_molhiv_subset
 from .raw_files import (DownloadError, RawFilesMismatchError,
                         check_raw_files, check_raw_source, dataset_dir,
                         prepare_raw)
@@ -52,6 +49,5 @@ __all__ = [
     'dataset_dir', 'DownloadError', 'RawFilesMismatchError',
     'check_raw_source', 'check_raw_files', 'prepare_raw', 'ogb_safe_load',
     'GraphSplits', 'load_splits', 'load_data_splits', 'limit_splits',
-    'graph_targets', 'target_statistics', 'TargetScaling',
-    'write_molhiv_subset'
+    'graph_targets', 'target_statistics', 'TargetScaling'
 ]

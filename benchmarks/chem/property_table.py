@@ -3,33 +3,23 @@ example dataset of CSV training (``configs/csv_zinc_properties.yaml``).
 
 Each row holds a SMILES and two regression targets: :obj:`penalized_logp`,
 the normalized penalized logP of the ZINC benchmark
-(:func:`~graphormer_sepnorm.chem.zinc_normalized_penalized_logp`), and
+(:func:`~benchmarks.chem.zinc_normalized_penalized_logp`), and
 :obj:`logp`, RDKit's Crippen logP (one of its terms).
 """
 from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Iterable, Optional, Union
+from typing import Iterable, Union
 
 from .penalized_logp import combine_penalized_logp_terms, penalized_logp_terms
 
-__all__ = ['PROPERTY_COLUMNS', 'write_property_csv', 'read_smiles_lines']
+__all__ = ['PROPERTY_COLUMNS', 'write_property_csv']
 
 PathLike = Union[str, Path]
 
 #: The columns of the CSV written by :func:`write_property_csv`.
 PROPERTY_COLUMNS = ('smiles', 'penalized_logp', 'logp')
-
-
-def read_smiles_lines(path: PathLike, limit: Optional[int] = None
-                      ) -> list[str]:
-    r"""The SMILES of a text file with one SMILES per line (*e.g.*
-    ``zinc250k/jtvae_test.txt``), blank lines skipped, the first
-    :obj:`limit` only if given."""
-    with open(path) as f:
-        smiles = [line.strip() for line in f if line.strip()]
-    return smiles[:limit] if limit is not None else smiles
 
 
 def write_property_csv(smiles: Iterable[str], output: PathLike,

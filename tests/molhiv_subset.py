@@ -6,7 +6,8 @@ import shutil
 from pathlib import Path
 from typing import Sequence
 
-from .raw_files import PathLike, check_raw_source
+from graphormer_sepnorm.data.datasets.raw_files import (PathLike,
+                                                         check_raw_source)
 
 __all__ = ['write_molhiv_subset']
 

@@ -1,4 +1,6 @@
-r"""Chemistry helpers (molecular property labels computed with RDKit)."""
+r"""The example training CSV's labels, computed with RDKit: the ZINC
+benchmark's penalized logP and Crippen logP of real molecules
+(``scripts/make_property_csv.py``). Research tooling, outside the package."""
 from .penalized_logp import (
     ZINC_CYCLE_COEF,
     ZINC_LOGP_COEF,
@@ -8,8 +10,7 @@ from .penalized_logp import (
     penalized_logp_terms,
     zinc_normalized_penalized_logp,
 )
-from .property_table import (PROPERTY_COLUMNS, read_smiles_lines,
-                             write_property_csv)
+from .property_table import PROPERTY_COLUMNS, write_property_csv
 
 __all__ = [
     'ZINC_LOGP_COEF',
@@ -20,6 +21,5 @@ __all__ = [
     'combine_penalized_logp_terms',
     'zinc_normalized_penalized_logp',
     'PROPERTY_COLUMNS',
-    'read_smiles_lines',
     'write_property_csv',
 ]
