@@ -173,19 +173,22 @@ def measure(name: str, molecules: list[str], count: int,
             'smiles_canonical': validation_metric(
                 card, canonical(predictor, val_smiles), labels),
         },
-        'renumbering': renumbering_spread(name, count, data_root),
+        'renumbering': renumbering_spread(name, count, data_root,
+                                          val_smiles),
         'seconds': time.perf_counter() - start,
     }
 
 
 def renumbering_spread(name: str, count: int, data_root: Path,
-                       seed: int = 0) -> dict:
+                       val_smiles: list[str], seed: int = 0) -> dict:
     r"""Spread of the bundled model :obj:`name` over :obj:`count` numberings
     (the dataset's own and random ones) of the graphs of its dataset's
     validation split, without and with
     :class:`~graphormer_sepnorm.transforms.CanonicalNodeOrder` before
     :class:`~graphormer_sepnorm.transforms.AddShortestPaths`: what a user
-    who builds graphs without SMILES sees."""
+    who builds graphs without SMILES sees. :obj:`val_smiles`: the
+    validation molecules of :func:`validation_molecules`, which a model
+    trained from SMILES is scored on."""
     from torch_geometric.transforms import Compose
 
     from graphormer_sepnorm.data import load_data_splits
@@ -198,8 +201,7 @@ def renumbering_spread(name: str, count: int, data_root: Path,
         # Trained from the SMILES of its benchmark's splits: the validation
         # molecules featurized as in training, in the order written.
         featurize = get_featurizer(card.featurizer)
-        graphs = [featurize(smiles) for smiles in validation_molecules(
-            BUNDLED_MODELS[name].dataset)[0]]
+        graphs = [featurize(smiles) for smiles in val_smiles]
     else:
         data = dict(card.extra['data'], root=str(data_root),
                     raw_source=str(SHARED / RAW_SOURCES[

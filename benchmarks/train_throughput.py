@@ -9,8 +9,9 @@ end to end (CUDA synchronized); the first ``--warmup`` steps are dropped and
 medians over ``--steps`` steps are printed. Time per epoch = median step
 time x updates per epoch of the full training split. Batches come from the
 training loader with their layout prepared as in training
-(:func:`~graphormer_sepnorm.data.batch_loader.loader_layout`: the model's
-size buckets on the CPU, one on a GPU), in ``--workers`` processes.
+(:func:`~graphormer_sepnorm.transforms.batch_layout.layout_options_for`:
+the model's size buckets on the CPU, one on a GPU), in ``--workers``
+processes.
 
 ``--precision``, ``--compile``, ``--batch-sizes`` and ``--buckets`` take
 several values and measure every combination (``--compile`` compiles the
@@ -122,14 +123,6 @@ def _loss_fn(task: str):
         pred, y.view(-1).float())
 
 
-class _Trainer:
-    r"""What :func:`loader_layout` reads of a Lightning trainer."""
-    def __init__(self, model, device: str) -> None:
-        self.lightning_module = type('Module', (), {'model': model})()
-        self.strategy = type('Strategy', (), {
-            'root_device': torch.device(device)})()
-
-
 class Batches:
     r"""The training batches of one (dataset, device, batch size, buckets)
     setting: the recipe config with the overrides, the training split and
@@ -138,11 +131,12 @@ class Batches:
     def __init__(self, dataset: str, device: str, args,
                  batch_size: Optional[int] = None,
                  buckets: str = 'auto') -> None:
-        from graphormer_sepnorm.data.batch_loader import (GraphBatchLoader,
-                                                          loader_layout)
+        from graphormer_sepnorm.data.batch_loader import GraphBatchLoader
         from graphormer_sepnorm.data.datasets import load_splits
         from graphormer_sepnorm.data.graph_store import DeviceGraphStore
         from graphormer_sepnorm.training.config import load_config
+        from graphormer_sepnorm.transforms.batch_layout import \
+            layout_options_for
 
         self.dataset, self.device = dataset, device
         config_name = f"{dataset}_{args.norm}norm.yaml"
@@ -161,7 +155,7 @@ class Batches:
                                   data['max_nodes'], data['raw_source'])
         self.load_s = time.perf_counter() - start
         self.batch_size = data['batch_size']
-        self.layout = loader_layout(_Trainer(self.model(), device))
+        self.layout = layout_options_for(self.model(), device)
         if buckets != 'auto':
             self.layout['num_buckets'] = int(buckets)
         store = (DeviceGraphStore(self.splits.train, device)
