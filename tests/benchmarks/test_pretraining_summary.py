@@ -64,6 +64,16 @@ def test_an_ablation_backbone_is_its_own_row(tmp_path):
         '0.850 | — | -2.500 | 0.330 |' in text
     assert 'SepNorm 0.120, ShareNorm 0.710' in text
     assert 'sepnorm_masked_atoms: masked atoms only' in text
+    # With its ShareNorm twin, the two norms are compared without the
+    # descriptor objective too.
+    _run(tmp_path / 'runs' / 'sharenorm_masked_atoms', 'share', 0.25, 1.3,
+         0.0)
+    assert main(['--results', str(tmp_path / 'runs')]) == 0
+    text = (tmp_path / 'runs' / 'pretraining.md').read_text()
+    assert ('Masked atoms only (the ablation of the descriptor objective): '
+            "SepNorm 0.330, ShareNorm 0.250; ShareNorm's graph tokens are "
+            'the more spread out.') in text
+    assert 'sepnorm_masked_atoms: masked atoms only' not in text
 
 
 def test_the_held_out_geometry_is_added_when_measured(tmp_path):
