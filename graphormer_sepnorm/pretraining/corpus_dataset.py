@@ -3,6 +3,7 @@ memory (one byte string, no Python object per molecule), graphs made when a
 batch asks for them, so 1.6M molecules never exist as graphs at once."""
 from __future__ import annotations
 
+import hashlib
 import warnings
 from pathlib import Path
 from typing import Optional, Union
@@ -108,6 +109,11 @@ class SmilesCorpus(torch.utils.data.Dataset):
 
     def __len__(self) -> int:
         return len(self._starts)
+
+    def sha256(self) -> str:
+        r"""The SHA-256 of the SMILES file's bytes (what a resumed run
+        checks its corpus by)."""
+        return hashlib.sha256(self._text).hexdigest()
 
     def smiles(self, index: int) -> str:
         r"""The SMILES of line :obj:`index`."""

@@ -39,7 +39,9 @@ class CorpusDataModule(LightningDataModule):
     training molecules (the file is shuffled once when written, so they are
     a random sample, and every process and every resume fits the same
     scaler). With :obj:`pretrain.descriptor_loss_weight` 0 no descriptor
-    is computed: no scaler, and graphs without :obj:`y`.
+    is computed: no scaler, and graphs without :obj:`y`. The files'
+    SHA-256 (:attr:`corpus_sha256`) lets a resumed run check that its
+    corpus is the one it started on.
 
     Args:
         config (dict): A validated pretraining configuration.
@@ -53,6 +55,7 @@ class CorpusDataModule(LightningDataModule):
         self.train_set: Optional[SmilesCorpus] = None
         self.val_set: Optional[SmilesCorpus] = None
         self.scaler: Optional[DescriptorScaler] = None
+        self.corpus_sha256: Optional[dict[str, str]] = None
 
     def setup(self, stage: Optional[str] = None) -> None:
         if self.train_set is not None:
@@ -80,6 +83,8 @@ class CorpusDataModule(LightningDataModule):
         self.val_set = SmilesCorpus(paths['val'], self.data['featurizer'],
                                     scaler, self.data['max_nodes'],
                                     limit=self.data['limit_val'])
+        self.corpus_sha256 = {'train': self.train_set.sha256(),
+                              'val': self.val_set.sha256()}
         # Before any training step: a validation without a molecule would
         # fail only after val_every_n_steps steps.
         self.val_set.check_parsable()

@@ -94,6 +94,7 @@ class PretrainingLitModule(RunModule):
         for head in unused:
             head.requires_grad_(False)
         self.scaler: Optional[DescriptorScaler] = None
+        self.corpus_sha256: Optional[dict[str, str]] = None
         self.val_means = torch.nn.ModuleDict({
             name: MeanMetric() for name in (
                 'atom_loss', 'element_accuracy',
@@ -111,6 +112,8 @@ class PretrainingLitModule(RunModule):
         datamodule = getattr(self.trainer, 'datamodule', None)
         if datamodule is not None and datamodule.scaler is not None:
             self.scaler = datamodule.scaler
+        if datamodule is not None:
+            self.corpus_sha256 = datamodule.corpus_sha256
 
     def compile_network(self) -> None:
         # Training runs the encoder through encode(), not forward(); an
@@ -274,7 +277,8 @@ class PretrainingLitModule(RunModule):
 
     def extra_state(self) -> dict:
         return {'descriptor_scaler': (self.scaler.state_dict()
-                                      if self.scaler is not None else None)}
+                                      if self.scaler is not None else None),
+                'corpus_sha256': self.corpus_sha256}
 
     def load_extra_state(self, state: dict) -> None:
         saved = state.get('descriptor_scaler')
@@ -289,6 +293,17 @@ class PretrainingLitModule(RunModule):
                     "started; resume with the corpus it was started on")
         if saved is not None:
             self.scaler = DescriptorScaler.from_state_dict(saved)
+        # Also where no scaler was fitted (descriptor weight 0); checkpoints
+        # written before the digests were kept have none.
+        digests = state.get('corpus_sha256')
+        if digests and self.corpus_sha256 and digests != self.corpus_sha256:
+            changed = [name for name in ('train', 'val')
+                       if digests.get(name) != self.corpus_sha256.get(name)]
+            raise DataError(
+                f"The pretraining corpus changed since the run started "
+                f"({' and '.join(f'{name}.smi' for name in changed)}: "
+                f"another SHA-256 than the checkpoint's); resume with the "
+                f"corpus it was started on")
 
 
 def _close(a: list[float], b: list[float]) -> bool:

@@ -301,3 +301,33 @@ def test_a_bad_corpus_is_refused_before_training(corpus, tmp_path, name,
     assert len(errors) == 1 and 'Traceback' not in err, err
     assert message in errors[0] and 'make_pretraining_corpus.py' in errors[0]
     assert not (tmp_path / 'run' / 'checkpoints').exists()
+
+
+def test_a_changed_corpus_is_refused_without_the_descriptor_objective(
+        corpus, tmp_path, capsys):
+    """With descriptor weight 0 no scaler is fitted, so the corpus files'
+    SHA-256, kept in the checkpoint, is what tells a resumed run that its
+    corpus changed: one line, exit 2, the run left as it was; the same
+    corpus resumes."""
+    copy = tmp_path / 'corpus'
+    copy.mkdir()
+    for name in ('train.smi', 'val.smi'):
+        (copy / name).write_bytes((corpus / name).read_bytes())
+    first = run_script(PRETRAIN, *pretrain_args(
+        copy, tmp_path, 'm', 'train.max_steps=4',
+        'pretrain.descriptor_loss_weight=0'))
+    assert first.returncode == 0, first.stderr[-3000:]
+    run_dir = tmp_path / 'm'
+    before = _tree(run_dir)
+    val = (copy / 'val.smi').read_text().splitlines()
+    (copy / 'val.smi').write_text('\n'.join(val[::-1]) + '\n')
+    assert pretrain_main(['--resume', str(run_dir)]) == 2
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith('error:')]
+    assert errors == ["error: The pretraining corpus changed since the run "
+                      "started (val.smi: another SHA-256 than the "
+                      "checkpoint's); resume with the corpus it was started "
+                      "on"], err
+    assert _tree(run_dir) == before
+    (copy / 'val.smi').write_text('\n'.join(val) + '\n')
+    assert pretrain_main(['--resume', str(run_dir), 'train.max_steps=8']) == 0
