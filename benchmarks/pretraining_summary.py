@@ -99,14 +99,14 @@ def verdict(rows: list[dict]) -> str:
     if not {'sep', 'share'} <= by_norm.keys():
         return 'Both backbones are needed for the comparison.'
     if {'sep', 'share'} <= masked_only.keys():
-        ablation = (f" Masked atoms only (the ablation of the descriptor "
-                    f"objective): {_anisotropy_comparison(masked_only)}.")
+        ablation = (f" Masked atoms only: "
+                    f"{_anisotropy_comparison(masked_only)}.")
     else:
         names = [row['name'] for row in rows if not descriptor_objective(row)]
         ablation = (f" {', '.join(names)}: masked atoms only (the ablation "
                     f"of the descriptor objective)." if names else '')
-    return (f"Graph-token anisotropy after pretraining (1: all graph "
-            f"tokens aligned), both objectives: "
+    return (f"Graph-token anisotropy (1: all graph tokens aligned), both "
+            f"objectives: "
             f"{_anisotropy_comparison(by_norm)}. One backbone each: no "
             f"spread over seeds." + ablation)
 
@@ -127,7 +127,8 @@ def held_out_geometry(folder: Path) -> str:
     if not {'sep', 'share'} <= by_norm.keys():
         return ''
     sep, share = by_norm['sep'], by_norm['share']
-    return (f"\n\nThe same backbones through `scripts/graph_token_analysis.py"
+    return (f"\n\nThe backbones of both objectives through "
+            f"`scripts/graph_token_analysis.py"
             f" --smiles` on the {sep['num_graphs']:,} molecules of "
             f"`{report['molecules']}` (held out of the corpus): anisotropy "
             f"SepNorm {sep['anisotropy']:.3f}, ShareNorm "

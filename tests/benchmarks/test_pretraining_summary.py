@@ -70,9 +70,8 @@ def test_an_ablation_backbone_is_its_own_row(tmp_path):
          0.0)
     assert main(['--results', str(tmp_path / 'runs')]) == 0
     text = (tmp_path / 'runs' / 'pretraining.md').read_text()
-    assert ('Masked atoms only (the ablation of the descriptor objective): '
-            "SepNorm 0.330, ShareNorm 0.250; ShareNorm's graph tokens are "
-            'the more spread out.') in text
+    assert ("Masked atoms only: SepNorm 0.330, ShareNorm 0.250; "
+            "ShareNorm's graph tokens are the more spread out.") in text
     assert 'sepnorm_masked_atoms: masked atoms only' not in text
 
 
