@@ -267,10 +267,14 @@ class PretrainingLitModule(RunModule):
         # loss is the mean since the previous one.
         self.train_loss.reset()
         if self.trainer.is_global_zero:
-            self.print(f"step {row['step']:,}: val loss {values['loss']:.4f}"
-                       f", element accuracy {values['element_accuracy']:.3f}"
-                       f", descriptor R2 {r2:.3f}, {row['graphs_per_s']:.0f} "
-                       f"graphs/s")
+            # Only the objectives the run trains (the others are NaN).
+            scores = ([f"element accuracy {values['element_accuracy']:.3f}"]
+                      if self.atom_weight > 0 else []) + (
+                [f"descriptor R2 {r2:.3f}"] if self.descriptor_weight > 0
+                else [])
+            self.print(', '.join([
+                f"step {row['step']:,}: val loss {values['loss']:.4f}",
+                *scores, f"{row['graphs_per_s']:.0f} graphs/s"]))
 
     # ------------------------------------------------------------------
     # Checkpoint state (plain values: loads with weights_only=True)

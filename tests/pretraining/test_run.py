@@ -314,9 +314,14 @@ def test_a_changed_corpus_is_refused_without_the_descriptor_objective(
     for name in ('train.smi', 'val.smi'):
         (copy / name).write_bytes((corpus / name).read_bytes())
     first = run_script(PRETRAIN, *pretrain_args(
-        copy, tmp_path, 'm', 'train.max_steps=4',
+        copy, tmp_path, 'm', 'train.max_steps=8',
         'pretrain.descriptor_loss_weight=0'))
     assert first.returncode == 0, first.stderr[-3000:]
+    # Its progress lines name only the objective it trains.
+    progress = [line for line in first.stdout.splitlines()
+                if line.startswith('step ')]
+    assert progress and all('element accuracy' in line and 'R2' not in line
+                            for line in progress), first.stdout
     run_dir = tmp_path / 'm'
     before = _tree(run_dir)
     val = (copy / 'val.smi').read_text().splitlines()
@@ -330,4 +335,4 @@ def test_a_changed_corpus_is_refused_without_the_descriptor_objective(
                       "on"], err
     assert _tree(run_dir) == before
     (copy / 'val.smi').write_text('\n'.join(val) + '\n')
-    assert pretrain_main(['--resume', str(run_dir), 'train.max_steps=8']) == 0
+    assert pretrain_main(['--resume', str(run_dir), 'train.max_steps=12']) == 0
