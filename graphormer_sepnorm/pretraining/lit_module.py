@@ -110,9 +110,9 @@ class PretrainingLitModule(RunModule):
 
     def setup(self, stage: str) -> None:
         datamodule = getattr(self.trainer, 'datamodule', None)
-        if datamodule is not None and datamodule.scaler is not None:
-            self.scaler = datamodule.scaler
         if datamodule is not None:
+            if datamodule.scaler is not None:
+                self.scaler = datamodule.scaler
             self.corpus_sha256 = datamodule.corpus_sha256
 
     def compile_network(self) -> None:
