@@ -6,9 +6,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
+from rdkit import Chem
 
 from .canonical import parse_canonical
-from .smiles import _parse_smiles, _quiet_rdkit
+from .smiles import _parse_smiles
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch_geometric.data import Data
@@ -19,8 +20,8 @@ __all__ = ['smiles_to_ogb_graph']
 def smiles_to_ogb_graph(smiles: str, max_nodes: int | None = None,
                         canonical: bool = True) -> Data:
     r"""Converts a SMILES string into a graph in the format of the OGB
-    molecule datasets (*e.g.*, :obj:`ogbg-molhiv`), using
-    :func:`ogb.utils.smiles2graph` on the molecule's canonical SMILES (see
+    molecule datasets (*e.g.*, :obj:`ogbg-molhiv`): the graph that
+    :func:`ogb.utils.smiles2graph` gives for the molecule's canonical SMILES (see
     :mod:`~graphormer_sepnorm.data.featurize.canonical`), so every spelling
     of a molecule gives the same graph.
 
@@ -63,15 +64,35 @@ def ogb_graph_arrays(
     :obj:`(x [num_nodes, 9], edge_index [2, num_edges], edge_attr
     [num_edges, 3])`, without building a
     :class:`~torch_geometric.data.Data` (for batched prediction)."""
-    from ogb.utils import smiles2graph
-
     if canonical:  # Validation with readable errors, and the atom order:
-        text, _ = parse_canonical(smiles, max_nodes)
+        _, mol = parse_canonical(smiles, max_nodes)
     else:
-        _parse_smiles(smiles, max_nodes)  # Validation with readable errors.
-        text = smiles.strip()
-    with _quiet_rdkit():
-        graph = smiles2graph(text)
-    return (graph['node_feat'].astype(np.int64),
-            graph['edge_index'].astype(np.int64),
-            graph['edge_feat'].astype(np.int64))
+        mol = _parse_smiles(smiles, max_nodes)  # With readable errors.
+    return _ogb_mol_arrays(mol)
+
+
+def _ogb_mol_arrays(
+        mol: Chem.Mol) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""What :func:`ogb.utils.smiles2graph` builds from the molecule it
+    parses, built from :obj:`mol`, already parsed (the same
+    :func:`~ogb.utils.features.atom_to_feature_vector` and
+    :func:`~ogb.utils.features.bond_to_feature_vector`, the same atom and
+    edge order). Atoms and bonds are read by index: iterating
+    :meth:`GetAtoms` goes through RDKit's slow Python sequence wrapper."""
+    from ogb.utils.features import (atom_to_feature_vector,
+                                    bond_to_feature_vector)
+
+    get_atom, get_bond = mol.GetAtomWithIdx, mol.GetBondWithIdx
+    x = np.array([
+        atom_to_feature_vector(get_atom(i)) for i in range(mol.GetNumAtoms())
+    ], dtype=np.int64)
+    bonds = [get_bond(k) for k in range(mol.GetNumBonds())]
+    ends = np.array([(bond.GetBeginAtomIdx(), bond.GetEndAtomIdx())
+                     for bond in bonds], dtype=np.int64).reshape(-1, 2)
+    # Each bond as (i, j) then (j, i), as smiles2graph lists them:
+    edge_index = np.stack([ends, ends[:, ::-1]], axis=1).reshape(-1, 2)
+    bond_features = np.array(
+        [bond_to_feature_vector(bond) for bond in bonds],
+        dtype=np.int64).reshape(-1, 3)
+    return (x, np.ascontiguousarray(edge_index.T),
+            np.repeat(bond_features, 2, axis=0))
