@@ -227,9 +227,16 @@ def stages(predictor: Predictor, smiles: list[str], repeats: int) -> list:
     from torch_geometric.data import Batch
 
     from graphormer_sepnorm import AddShortestPaths
-    from graphormer_sepnorm.data.featurize import smiles_to_zinc_graph
+    from graphormer_sepnorm.data.featurize import get_featurizer
+    from graphormer_sepnorm.data.featurize.ogb import ogb_graph_arrays
     from graphormer_sepnorm.data.featurize.zinc import zinc_graph_arrays
     from graphormer_sepnorm.transforms import shortest_paths
+
+    # The model's own featurizer: the predictor path reads its arrays, the
+    # public path builds PyG Data.
+    name = predictor.featurizer_name
+    graph_arrays = {'zinc': zinc_graph_arrays, 'ogb': ogb_graph_arrays}[name]
+    featurizer = get_featurizer(name)
 
     n, bs, rows = len(smiles), 128, []
     model = predictor.model
@@ -248,14 +255,14 @@ def stages(predictor: Predictor, smiles: list[str], repeats: int) -> list:
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    record('featurize: SMILES -> arrays (predictor path)',
-           lambda: [zinc_graph_arrays(s) for s in smiles])
-    record('featurize: smiles_to_zinc_graph (public, PyG Data)',
-           lambda: [smiles_to_zinc_graph(s) for s in smiles])
-    arrays = [zinc_graph_arrays(s) for s in smiles]
+    record(f'featurize: SMILES -> arrays, {name} (predictor path)',
+           lambda: [graph_arrays(s) for s in smiles])
+    record(f'featurize: {featurizer.__name__} (public, PyG Data)',
+           lambda: [featurizer(s) for s in smiles])
+    arrays = [graph_arrays(s) for s in smiles]
     record('preprocess: shortest paths (AddShortestPaths function)',
            lambda: [shortest_paths(ei, x.shape[0]) for x, ei, _ in arrays])
-    data = [smiles_to_zinc_graph(s) for s in smiles]
+    data = [featurizer(s) for s in smiles]
     transform = AddShortestPaths()
     record('preprocess: AddShortestPaths on Data (reference)',
            lambda: [transform(d.clone()) for d in data])

@@ -57,3 +57,18 @@ def test_chemprop_python_without_chemprop_stops_at_once(tmp_path, capsys):
                    f'chemprop; name a Python interpreter that has it (pip '
                    f'install -e ".[baselines]" in its environment)\n')
     assert not (tmp_path / 'report.md').exists()
+
+
+def test_stages_time_the_featurizer_of_the_model(tmp_path):
+    """The bundled ZINC model reads OGB features: its featurization rows
+    time the OGB featurizer, not the ZINC one."""
+    out = tmp_path / 'report.md'
+    checkpoint = REPO / 'graphormer_sepnorm' / 'bundled' / 'zinc_seed0.safetensors'
+    argv = ['--sections', 'stages', '--stage-molecules', '16', '--repeats',
+            '1', '--smiles-dir', str(shared_path('zinc250k')),
+            f'--checkpoint={checkpoint}', '--output', str(out)]
+    assert script_main('predict_throughput')(argv) == 0
+    stages = re.findall(r'^\| (featurize: [^|]+) \| [\d,]+ \| [\d,]+ \|$',
+                        out.read_text(), re.MULTILINE)
+    assert stages == ['featurize: SMILES -> arrays, ogb (predictor path)',
+                      'featurize: smiles_to_ogb_graph (public, PyG Data)']
