@@ -285,8 +285,20 @@ class PretrainingLitModule(RunModule):
                 'corpus_sha256': self.corpus_sha256}
 
     def load_extra_state(self, state: dict) -> None:
+        digests = state.get('corpus_sha256')
+        if digests and self.corpus_sha256:
+            changed = [name for name in ('train', 'val')
+                       if digests.get(name) != self.corpus_sha256.get(name)]
+            if changed:
+                raise DataError(
+                    f"The pretraining corpus changed since the run started "
+                    f"({' and '.join(f'{name}.smi' for name in changed)}: "
+                    f"another SHA-256 than the checkpoint's); resume with "
+                    f"the corpus it was started on")
         saved = state.get('descriptor_scaler')
-        if saved is not None and self.scaler is not None:
+        if saved is not None and self.scaler is not None and not digests:
+            # A checkpoint written before the digests were kept: its scaler,
+            # fitted on the corpus's first molecules, is the only witness.
             current = self.scaler.state_dict()
             if not (math.isclose(saved['clip'], current['clip'])
                     and _close(saved['mean'], current['mean'])
@@ -297,17 +309,6 @@ class PretrainingLitModule(RunModule):
                     "started; resume with the corpus it was started on")
         if saved is not None:
             self.scaler = DescriptorScaler.from_state_dict(saved)
-        # Also where no scaler was fitted (descriptor weight 0); checkpoints
-        # written before the digests were kept have none.
-        digests = state.get('corpus_sha256')
-        if digests and self.corpus_sha256 and digests != self.corpus_sha256:
-            changed = [name for name in ('train', 'val')
-                       if digests.get(name) != self.corpus_sha256.get(name)]
-            raise DataError(
-                f"The pretraining corpus changed since the run started "
-                f"({' and '.join(f'{name}.smi' for name in changed)}: "
-                f"another SHA-256 than the checkpoint's); resume with the "
-                f"corpus it was started on")
 
 
 def _close(a: list[float], b: list[float]) -> bool:

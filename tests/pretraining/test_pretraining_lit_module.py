@@ -53,3 +53,33 @@ def test_compile_compiles_the_encoder_in_place():
     assert hasattr(compiled.model.encode, '_torchdynamo_orig_callable')
     assert not hasattr(plain.model.encode, '_torchdynamo_orig_callable')
     assert list(compiled.state_dict()) == list(plain.state_dict())
+
+
+def _scaler(mean: float) -> DescriptorScaler:
+    return DescriptorScaler([mean, 1.0], [1.0, 2.0], clip=6.0)
+
+
+def test_resume_checks_the_corpus_digests_then_old_checkpoints_scaler():
+    """The corpus files' SHA-256 decides; a checkpoint written before the
+    digests were kept is checked by its descriptor scaler instead."""
+    from graphormer_sepnorm.data.errors import DataError
+
+    config = load_config(CONFIG, TINY_MODEL, env={}, check_paths=False)
+    module = PretrainingLitModule(config)
+    module.scaler = _scaler(0.0)
+    module.corpus_sha256 = {'train': 'a', 'val': 'b'}
+    same = {'descriptor_scaler': _scaler(0.0).state_dict(),
+            'corpus_sha256': {'train': 'a', 'val': 'b'}}
+    module.load_extra_state(same)
+    with pytest.raises(DataError, match=r'\(val\.smi: another SHA-256'):
+        module.load_extra_state({**same, 'corpus_sha256': {'train': 'a',
+                                                           'val': 'c'}})
+    # Same digests: the saved scaler is the run's, whatever was fitted now.
+    module.load_extra_state({**same, 'descriptor_scaler':
+                             _scaler(0.5).state_dict()})
+    assert module.scaler.state_dict() == _scaler(0.5).state_dict()
+    module.scaler = _scaler(0.0)
+    with pytest.raises(DataError, match='descriptor scaler differs'):
+        module.load_extra_state({'descriptor_scaler':
+                                 _scaler(0.5).state_dict()})
+    module.load_extra_state({'descriptor_scaler': _scaler(0.0).state_dict()})

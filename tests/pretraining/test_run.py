@@ -76,7 +76,7 @@ def _tree(run_dir) -> dict:
 
 def test_resume_continues_exactly(corpus, straight_run, tmp_path, capsys):
     """Refused resumes (a model, corpus or objective key changed; a corpus
-    edited since the start, whose descriptor scaler differs) exit 2 with one
+    edited since the start, whose SHA-256 differs) exit 2 with one
     line and leave the run byte for byte as it was; the run then resumes
     exactly (issue 33)."""
     copy = tmp_path / 'corpus'
@@ -109,8 +109,10 @@ def test_resume_continues_exactly(corpus, straight_run, tmp_path, capsys):
     err = capsys.readouterr().err
     errors = [line for line in err.splitlines() if line.startswith('error:')]
     assert len(errors) == 1 and 'Traceback' not in err, err
-    assert errors[0].startswith("error: The checkpoint's descriptor scaler "
-                                "differs")
+    assert errors == ["error: The pretraining corpus changed since the run "
+                      "started (train.smi: another SHA-256 than the "
+                      "checkpoint's); resume with the corpus it was started "
+                      "on"], err
     assert _tree(run_dir) == before
     (copy / 'train.smi').write_text('\n'.join(train) + '\n')
     second = run_script(PRETRAIN, '--resume', str(run_dir),
