@@ -63,7 +63,8 @@ def test_stages_time_the_featurizer_of_the_model(tmp_path):
     """The bundled ZINC model reads OGB features: its featurization rows
     time the OGB featurizer, not the ZINC one."""
     out = tmp_path / 'report.md'
-    checkpoint = REPO / 'graphormer_sepnorm' / 'bundled' / 'zinc_seed0.safetensors'
+    checkpoint = (REPO / 'graphormer_sepnorm' / 'bundled' /
+                  'zinc_seed0.safetensors')
     argv = ['--sections', 'stages', '--stage-molecules', '16', '--repeats',
             '1', '--smiles-dir', str(shared_path('zinc250k')),
             f'--checkpoint={checkpoint}', '--output', str(out)]

@@ -74,6 +74,21 @@ def _tree(run_dir) -> dict:
             for p in sorted(run_dir.rglob('*')) if p.is_file()}
 
 
+def _refused_resume(run_dir, capsys) -> list[str]:
+    """The error lines of a resume of :obj:`run_dir` that must exit 2
+    without a traceback."""
+    assert pretrain_main(['--resume', str(run_dir)]) == 2
+    err = capsys.readouterr().err
+    assert 'Traceback' not in err, err
+    return [line for line in err.splitlines() if line.startswith('error:')]
+
+
+def _corpus_changed(file: str) -> str:
+    return (f"error: The pretraining corpus changed since the run started "
+            f"({file}: another SHA-256 than the checkpoint's); resume with "
+            f"the corpus it was started on")
+
+
 def test_resume_continues_exactly(corpus, straight_run, tmp_path, capsys):
     """Refused resumes (a model, corpus or objective key changed; a corpus
     edited since the start, whose SHA-256 differs) exit 2 with one
@@ -105,14 +120,7 @@ def test_resume_continues_exactly(corpus, straight_run, tmp_path, capsys):
     # The same corpus folder, its molecules reordered since the start.
     train = (copy / 'train.smi').read_text().splitlines()
     (copy / 'train.smi').write_text('\n'.join(train[::-1]) + '\n')
-    assert pretrain_main(['--resume', str(run_dir)]) == 2
-    err = capsys.readouterr().err
-    errors = [line for line in err.splitlines() if line.startswith('error:')]
-    assert len(errors) == 1 and 'Traceback' not in err, err
-    assert errors == ["error: The pretraining corpus changed since the run "
-                      "started (train.smi: another SHA-256 than the "
-                      "checkpoint's); resume with the corpus it was started "
-                      "on"], err
+    assert _refused_resume(run_dir, capsys) == [_corpus_changed('train.smi')]
     assert _tree(run_dir) == before
     (copy / 'train.smi').write_text('\n'.join(train) + '\n')
     second = run_script(PRETRAIN, '--resume', str(run_dir),
@@ -328,13 +336,7 @@ def test_a_changed_corpus_is_refused_without_the_descriptor_objective(
     before = _tree(run_dir)
     val = (copy / 'val.smi').read_text().splitlines()
     (copy / 'val.smi').write_text('\n'.join(val[::-1]) + '\n')
-    assert pretrain_main(['--resume', str(run_dir)]) == 2
-    err = capsys.readouterr().err
-    errors = [line for line in err.splitlines() if line.startswith('error:')]
-    assert errors == ["error: The pretraining corpus changed since the run "
-                      "started (val.smi: another SHA-256 than the "
-                      "checkpoint's); resume with the corpus it was started "
-                      "on"], err
+    assert _refused_resume(run_dir, capsys) == [_corpus_changed('val.smi')]
     assert _tree(run_dir) == before
     (copy / 'val.smi').write_text('\n'.join(val) + '\n')
     assert pretrain_main(['--resume', str(run_dir), 'train.max_steps=12']) == 0

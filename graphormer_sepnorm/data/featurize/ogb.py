@@ -21,9 +21,9 @@ def smiles_to_ogb_graph(smiles: str, max_nodes: int | None = None,
                         canonical: bool = True) -> Data:
     r"""Converts a SMILES string into a graph in the format of the OGB
     molecule datasets (*e.g.*, :obj:`ogbg-molhiv`): the graph that
-    :func:`ogb.utils.smiles2graph` gives for the molecule's canonical SMILES (see
-    :mod:`~graphormer_sepnorm.data.featurize.canonical`), so every spelling
-    of a molecule gives the same graph.
+    :func:`ogb.utils.smiles2graph` gives for the molecule's canonical
+    SMILES (see :mod:`~graphormer_sepnorm.data.featurize.canonical`), so
+    every spelling of a molecule gives the same graph.
 
     Args:
         smiles (str): The SMILES string of the molecule.
