@@ -116,6 +116,29 @@ def predict_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
     parser.add_argument('--ascending', action='store_true',
                         help='with --top: lower values are better (default: '
                         'higher)')
+    report = parser.add_argument_group(
+        'report', 'a self-contained HTML page of the predictions (no '
+        'network needed to open it): the distribution of every prediction, '
+        'and the top K, a random sample and the failures drawn, each atom '
+        'shaded by its contribution to the prediction')
+    report.add_argument('--report', metavar='HTML',
+                        help='write the report to this file (with --input, '
+                        'read back from --output, which it needs); ranked by '
+                        '--by (default: the first prediction column), '
+                        'highest first unless --ascending')
+    report.add_argument('--report-top', type=int, default=50, metavar='K',
+                        help='best molecules drawn (default: 50)')
+    report.add_argument('--report-sample', type=int, default=100,
+                        metavar='N', help='molecules drawn at random from '
+                        'all predicted ones, seed 0 (default: 100)')
+    report.add_argument('--report-target', metavar='COLUMN',
+                        help='input column of measured values: predicted '
+                        'against measured (binary: the ROC curve) and each '
+                        "molecule's error")
+    report.add_argument('--report-steps', type=int, default=8, metavar='N',
+                        help='integration steps of the atom contributions '
+                        '(integrated gradients on the atom embeddings); 0: '
+                        'no contributions (default: 8)')
     add_batch_size(parser, 128)
     parser.add_argument('--chunk-size', type=int, metavar='N',
                         help='consecutive molecules sorted by size and '
@@ -139,6 +162,13 @@ def predict_main(argv: Optional[Sequence[str]] = None,
         if value is not None and value < 1:
             return fail(f"--{flag.replace('_', '-')} must be a positive "
                         f"integer, got {value}")
+    for flag in ('report_top', 'report_sample', 'report_steps'):
+        if getattr(args, flag) < 0:
+            return fail(f"--{flag.replace('_', '-')} must be 0 or more")
+    if args.report is not None and args.input is not None and \
+            args.output in (None, '-'):
+        return fail('--report reads the predictions back from --output; '
+                    'add --output FILE.csv')
     if args.num_workers is not None and args.num_workers < 0:
         return fail('--num-workers must be 0 or more')
     if args.smiles is not None:
@@ -163,11 +193,13 @@ def predict_main(argv: Optional[Sequence[str]] = None,
         if args.top is not None and args.by is None:
             raise PredictionError('--top needs --by COLUMN, the prediction '
                                   'column to rank by (e.g. --by prediction)')
-        if args.by is not None and args.top is None:
+        if args.by is not None and args.top is None and args.report is None:
             raise PredictionError(f'--by {args.by} ranks the molecules of '
                                   f'--top; add --top K')
         if args.output is not None:
             check_output_path(args.output)
+        if args.report is not None:
+            _check_report_path(args.report)
         if args.embeddings is not None and args.smiles is not None:
             check_embeddings_path(args.embeddings)
         elif args.embeddings is not None:
@@ -187,7 +219,8 @@ def predict_main(argv: Optional[Sequence[str]] = None,
             smiles_column=args.smiles_column, input_format=args.input_format,
             batch_size=args.batch_size, chunk_size=args.chunk_size,
             num_workers=args.num_workers, resume=args.resume,
-            shard=args.shard, top=args.top, by=args.by,
+            shard=args.shard, top=args.top,
+            by=args.by if args.top is not None else None,
             ascending=args.ascending, progress=not args.quiet,
             embeddings=args.embeddings))
     except (CheckpointError, PredictionError) as error:
@@ -198,6 +231,65 @@ def predict_main(argv: Optional[Sequence[str]] = None,
                  else 'nothing more was written')
         return fail(f'interrupted; {where}', _INTERRUPTED)
     print(_summary_line(summary, predictor, args.by), file=sys.stderr)
+    if args.report is not None:
+        from ..predict.readers import MoleculeReader
+        from ..report.prediction_report import molecules_from_csv
+        reader = MoleculeReader(args.input, args.input_format,
+                                args.smiles_column)
+        return _write_report(args, predictor, molecules_from_csv(
+            output, reader.columns[reader.smiles_index],
+            predictor.num_outputs, predictor.with_std,
+            top_file=args.top is not None, target_column=args.report_target))
+    return 0
+
+
+def _check_report_path(path: str) -> None:
+    from pathlib import Path
+
+    from ..predict.prediction import PredictionError
+    report = Path(path)
+    if report.suffix.lower() not in ('.html', '.htm'):
+        raise PredictionError(f'--report {path}: the report is an HTML page; '
+                              f'name the file .html')
+    if report.is_dir():
+        raise PredictionError(f'--report {path} is a directory; name a file')
+    try:
+        report.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise PredictionError(f'--report {path}: cannot create its folder '
+                              f'({error.strerror})') from None
+
+
+def _write_report(args, predictor, molecules) -> int:
+    r"""Writes --report from :obj:`molecules`; returns the exit status."""
+    import time
+
+    from ..predict.prediction import PredictionError
+    from ..report.prediction_report import (ReportOptions,
+                                            write_prediction_report)
+    columns = predictor.prediction_columns
+    if args.by is not None and args.by not in columns:
+        return fail(f"--by {args.by!r} is not a prediction column of this "
+                    f"model; choose one of: {', '.join(columns)}")
+    source = (f"Model: {args.model or ', '.join(args.checkpoint)}; "
+              f"molecules: {args.input or 'the command line'}.")
+    start = time.perf_counter()
+    try:
+        count = write_prediction_report(
+            args.report, molecules, columns, predictor,
+            ReportOptions(top=args.report_top, sample=args.report_sample,
+                          by=columns.index(args.by) if args.by else 0,
+                          ascending=args.ascending, steps=args.report_steps,
+                          target_name=args.report_target,
+                          title=f'Predictions: {columns[0]}', source=source),
+            task=predictor.task)
+    except PredictionError as error:
+        return fail(str(error))
+    from pathlib import Path
+    size = Path(args.report).stat().st_size
+    print(f'Wrote the report of {count:,} molecules to {args.report} '
+          f'({size / 1e6:.1f} MB) in {time.perf_counter() - start:.1f} s',
+          file=sys.stderr)
     return 0
 
 
@@ -237,6 +329,13 @@ def _predict_smiles(predictor, args) -> int:
         print(_format_table(header, rows))
         print(f'# {predictor.columns_description}; {failed} of '
               f'{len(rows)} molecules with an error{also}', file=sys.stderr)
+    if args.report is not None:
+        from ..report.prediction_report import ReportMolecule
+        return _write_report(args, predictor, (ReportMolecule(
+            k, p.smiles, p.outputs(predictor.num_outputs),
+            p.outputs(predictor.num_outputs, True)[1::2]
+            if predictor.with_std else [], p.error)
+            for k, p in enumerate(predictions, 1)))
     return 0
 
 

@@ -1,0 +1,164 @@
+r"""Small plots as inline SVG, drawn here so that a report needs no plotting
+library, script or font: a histogram (:func:`histogram_svg`), measured
+against predicted (:func:`parity_svg`) and a ROC curve (:func:`roc_svg`,
+with :func:`roc_curve`)."""
+from __future__ import annotations
+
+import html
+from typing import Optional, Sequence
+
+import numpy as np
+
+__all__ = ['histogram_svg', 'parity_svg', 'roc_curve', 'roc_svg']
+
+_W, _H = 420, 280          # Plot size in pixels.
+_L, _R, _T, _B = 52, 12, 12, 40  # Margins: left, right, top, bottom.
+
+
+def _frame(x_range: tuple[float, float], y_range: tuple[float, float],
+           x_label: str, y_label: str, body: str, title: str) -> str:
+    r"""The axes, ticks and labels around :obj:`body` (already in pixel
+    coordinates)."""
+    parts = [f'<svg class="plot" xmlns="http://www.w3.org/2000/svg" '
+             f'width="{_W}" height="{_H}" viewBox="0 0 {_W} {_H}" '
+             f'role="img"><title>{html.escape(title)}</title>',
+             f'<rect x="{_L}" y="{_T}" width="{_W - _L - _R}" '
+             f'height="{_H - _T - _B}" fill="none" stroke="#888"/>']
+    for k in range(5):
+        fx = x_range[0] + k / 4 * (x_range[1] - x_range[0])
+        fy = y_range[0] + k / 4 * (y_range[1] - y_range[0])
+        px, py = _px(fx, x_range), _py(fy, y_range)
+        parts.append(f'<text x="{px:.1f}" y="{_H - _B + 14}" '
+                     f'text-anchor="middle">{_tick(fx)}</text>')
+        parts.append(f'<text x="{_L - 4}" y="{py + 4:.1f}" '
+                     f'text-anchor="end">{_tick(fy)}</text>')
+    parts.append(f'<text x="{(_L + _W - _R) / 2}" y="{_H - 6}" '
+                 f'text-anchor="middle">{html.escape(x_label)}</text>')
+    parts.append(f'<text x="12" y="{(_T + _H - _B) / 2}" text-anchor='
+                 f'"middle" transform="rotate(-90 12 {(_T + _H - _B) / 2})">'
+                 f'{html.escape(y_label)}</text>')
+    return ''.join(parts) + body + '</svg>'
+
+
+def _px(x: float, r: tuple[float, float]) -> float:
+    return _L + (x - r[0]) / (r[1] - r[0]) * (_W - _L - _R)
+
+
+def _py(y: float, r: tuple[float, float]) -> float:
+    return _H - _B - (y - r[0]) / (r[1] - r[0]) * (_H - _T - _B)
+
+
+def _tick(value: float) -> str:
+    return f'{value:.3g}'
+
+
+def _range(values: np.ndarray) -> tuple[float, float]:
+    low, high = float(values.min()), float(values.max())
+    if high - low < 1e-12:
+        low, high = low - 0.5, high + 0.5
+    return low, high
+
+
+def histogram_svg(values: Sequence[float], label: str,
+                  bins: int = 40) -> Optional[str]:
+    r"""The distribution of :obj:`values` (finite ones) as a histogram;
+    :obj:`None` if there are none.
+
+    Args:
+        values (list of float): The values.
+        label (str): What they are (the x axis).
+        bins (int, optional): Number of bars. (default: :obj:`40`)
+    """
+    values = np.asarray(values, dtype=np.float64)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return None
+    x_range = _range(values)
+    counts, edges = np.histogram(values, bins=bins, range=x_range)
+    y_range = (0.0, float(max(counts.max(), 1)))
+    bars = ''.join(
+        f'<rect x="{_px(a, x_range):.1f}" y="{_py(c, y_range):.1f}" '
+        f'width="{max(_px(b, x_range) - _px(a, x_range) - 1, 1):.1f}" '
+        f'height="{_py(0, y_range) - _py(c, y_range):.1f}" fill="#4a7bd0">'
+        f'<title>{_tick(a)} to {_tick(b)}: {c}</title></rect>'
+        for a, b, c in zip(edges[:-1], edges[1:], counts.tolist()) if c)
+    return _frame(x_range, y_range, label, 'molecules', bars,
+                  f'Distribution of {label} ({values.size:,} molecules)')
+
+
+def parity_svg(measured: Sequence[float], predicted: Sequence[float],
+               measured_label: str, predicted_label: str,
+               max_points: int = 5000) -> Optional[str]:
+    r"""Predicted against measured, one dot per molecule (at most
+    :obj:`max_points`, evenly spaced in the input order), with the line
+    where they are equal; :obj:`None` without a finite pair.
+
+    Args:
+        measured (list of float): The targets.
+        predicted (list of float): The predictions, in the same order.
+        measured_label (str): The x axis.
+        predicted_label (str): The y axis.
+        max_points (int, optional): Dots drawn at most. (default: :obj:`5000`)
+    """
+    x = np.asarray(measured, dtype=np.float64)
+    y = np.asarray(predicted, dtype=np.float64)
+    keep = np.isfinite(x) & np.isfinite(y)
+    x, y = x[keep], y[keep]
+    if x.size == 0:
+        return None
+    if x.size > max_points:
+        pick = np.linspace(0, x.size - 1, max_points).astype(np.int64)
+        x, y = x[pick], y[pick]
+    both = _range(np.concatenate([x, y]))
+    low, high = (_px(both[0], both), _py(both[0], both)), \
+        (_px(both[1], both), _py(both[1], both))
+    body = (f'<line x1="{low[0]:.1f}" y1="{low[1]:.1f}" x2="{high[0]:.1f}" '
+            f'y2="{high[1]:.1f}" stroke="#aaa" stroke-dasharray="4 3"/>')
+    body += ''.join(f'<circle cx="{_px(a, both):.1f}" cy="{_py(b, both):.1f}"'
+                    f' r="2" fill="#4a7bd0" fill-opacity="0.6"/>'
+                    for a, b in zip(x.tolist(), y.tolist()))
+    return _frame(both, both, f'measured {measured_label}',
+                  f'predicted {predicted_label}', body,
+                  f'{predicted_label} against {measured_label}')
+
+
+def roc_curve(labels: Sequence[float], scores: Sequence[float]
+              ) -> Optional[tuple[np.ndarray, np.ndarray, float]]:
+    r"""The ROC curve of :obj:`scores` for the 0/1 :obj:`labels` (pairs
+    with a missing value left out): false and true positive rates at every
+    threshold, and the area under it (ties counted half); :obj:`None` if
+    one class is missing."""
+    y = np.asarray(labels, dtype=np.float64)
+    s = np.asarray(scores, dtype=np.float64)
+    keep = np.isfinite(y) & np.isfinite(s)
+    y, s = y[keep] > 0.5, s[keep]
+    positives, negatives = int(y.sum()), int((~y).sum())
+    if positives == 0 or negatives == 0:
+        return None
+    order = np.argsort(-s, kind='stable')
+    s, y = s[order], y[order]
+    # One point per distinct score: the last index of each run of ties.
+    last = np.r_[np.nonzero(np.diff(s))[0], s.size - 1]
+    tpr = np.r_[0.0, np.cumsum(y)[last] / positives]
+    fpr = np.r_[0.0, np.cumsum(~y)[last] / negatives]
+    auc = float(np.trapezoid(tpr, fpr))
+    return fpr, tpr, auc
+
+
+def roc_svg(labels: Sequence[float], scores: Sequence[float],
+            label: str) -> Optional[str]:
+    r"""The ROC curve (see :func:`roc_curve`) with its area in the title;
+    :obj:`None` if one class is missing."""
+    curve = roc_curve(labels, scores)
+    if curve is None:
+        return None
+    fpr, tpr, auc = curve
+    unit = (0.0, 1.0)
+    points = ' '.join(f'{_px(a, unit):.1f},{_py(b, unit):.1f}'
+                      for a, b in zip(fpr.tolist(), tpr.tolist()))
+    body = (f'<line x1="{_px(0, unit)}" y1="{_py(0, unit)}" '
+            f'x2="{_px(1, unit)}" y2="{_py(1, unit)}" stroke="#aaa" '
+            f'stroke-dasharray="4 3"/><polyline points="{points}" '
+            f'fill="none" stroke="#d0433a" stroke-width="2"/>')
+    return _frame(unit, unit, 'false positive rate', 'true positive rate',
+                  body, f'ROC curve of {label}: area {auc:.4f}')
