@@ -192,6 +192,11 @@ def evaluate_parser(prog: str = 'evaluate.py') -> argparse.ArgumentParser:
                         'prediction to this CSV (id, target, prediction; '
                         'a CSV-trained model: its id column or id, and the '
                         'SMILES, first; binary tasks: probabilities).')
+    parser.add_argument('--report', action='store_true',
+                        help="Write the run's report.html (curves, results, "
+                        'test predictions, the worst-predicted test molecules '
+                        'drawn) into its run directory from the files it '
+                        'holds, and stop: no evaluation, no data needed.')
     return parser
 
 
@@ -209,6 +214,16 @@ def evaluate_main(argv: Optional[Sequence[str]] = None,
         overrides['root'] = root
     if args.raw_source:
         overrides['raw_source'] = args.raw_source
+    if args.report:
+        from ..report.run_report import write_run_report
+        run_dir = (args.checkpoint if args.checkpoint.is_dir()
+                   else args.checkpoint.parent)
+        try:
+            path = write_run_report(run_dir)
+        except (FileNotFoundError, ValueError) as error:
+            return fail(error)
+        print(f'Wrote {path}', file=sys.stderr)
+        return 0
     try:
         resolve_checkpoint(args.checkpoint)
         if args.raw_source and not Path(args.raw_source).is_dir():

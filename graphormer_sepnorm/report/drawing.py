@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Optional, Sequence
 
-__all__ = ['molecule_svg', 'contribution_color', 'POSITIVE', 'NEGATIVE']
+__all__ = ['molecule_svg', 'drawing_html', 'contribution_color', 'POSITIVE', 'NEGATIVE']
 
 #: The colours of a contribution at full strength (RGB in 0..1): raising
 #: the prediction, lowering it.
@@ -67,3 +67,13 @@ def molecule_svg(smiles: str, contributions: Optional[Sequence[float]] = None,
     # Inline in HTML: no XML declaration, and no comments or ids to clash.
     svg = svg[svg.index('<svg'):]
     return re.sub(r'<!--.*?-->', '', svg, flags=re.S).strip()
+
+
+def drawing_html(smiles: str,
+                 contributions: Optional[Sequence[float]] = None) -> str:
+    r"""The table cell's content for :obj:`smiles`: its
+    :func:`molecule_svg` in a box that the browser lays out only when it is
+    scrolled into view (the page loads as fast with 150 drawings as with
+    10), or nothing if RDKit cannot parse it."""
+    svg = molecule_svg(smiles, contributions)
+    return '' if svg is None else f'<div class="drawing">{svg}</div>'

@@ -35,6 +35,7 @@ th[aria-sort=descending]::after{content:' \\25BC'}
 td.smiles{font-family:monospace;max-width:26em;word-break:break-all}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 td.err{color:#a12;max-width:30em}td.mol svg{display:block}
+.drawing{content-visibility:auto;contain-intrinsic-size:220px 160px}
 dl.facts{display:grid;grid-template-columns:max-content auto;gap:2px 14px}
 dl.facts dt{color:#555}dl.facts dd{margin:0}
 pre{background:#f6f6f6;padding:.8em;overflow:auto;max-height:30em}

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Optional, Sequence, Union
 
 from .contributions import METHOD, atom_contributions
-from .drawing import NEGATIVE, POSITIVE, molecule_svg
+from .drawing import NEGATIVE, POSITIVE, drawing_html
 from .page import Column, Row, esc, molecule_table, number, render_page
 from .svg_plots import histogram_svg, parity_svg, roc_svg
 
@@ -260,8 +260,8 @@ def _table(shown: list[tuple[ReportMolecule, list[str]]],
     for (molecule, groups), atoms in zip(shown, contributions):
         label = ', '.join(f'top #{g[3:]}' if g.startswith('top') else g
                           for g in groups if g != 'top')
-        svg = molecule_svg(molecule.smiles, atoms)
-        cells = [esc(label), str(molecule.row), svg or '',
+        cells = [esc(label), str(molecule.row),
+                 drawing_html(molecule.smiles, atoms),
                  esc(molecule.smiles)]
         values: list[Optional[str]] = [None, str(molecule.row), None, None]
         for k in range(len(columns)):

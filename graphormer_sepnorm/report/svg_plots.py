@@ -1,5 +1,5 @@
 r"""Small plots as inline SVG, drawn here so that a report needs no plotting
-library, script or font: a histogram (:func:`histogram_svg`), measured
+library, script or font: a histogram (:func:`histogram_svg`), curves (:func:`lines_svg`), measured
 against predicted (:func:`parity_svg`) and a ROC curve (:func:`roc_svg`,
 with :func:`roc_curve`)."""
 from __future__ import annotations
@@ -9,7 +9,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-__all__ = ['histogram_svg', 'parity_svg', 'roc_curve', 'roc_svg']
+__all__ = ['histogram_svg', 'lines_svg', 'parity_svg', 'roc_curve',
+           'roc_svg']
 
 _W, _H = 420, 280          # Plot size in pixels.
 _L, _R, _T, _B = 52, 12, 12, 40  # Margins: left, right, top, bottom.
@@ -162,3 +163,43 @@ def roc_svg(labels: Sequence[float], scores: Sequence[float],
             f'fill="none" stroke="#d0433a" stroke-width="2"/>')
     return _frame(unit, unit, 'false positive rate', 'true positive rate',
                   body, f'ROC curve of {label}: area {auc:.4f}')
+
+
+#: Colours of the series of :func:`lines_svg`, in order.
+_COLORS = ('#4a7bd0', '#d0433a', '#3a9d5d', '#8a5cc2')
+
+
+def lines_svg(x: Sequence[float], series: dict[str, Sequence[float]],
+              x_label: str, y_label: str) -> Optional[str]:
+    r"""One line per entry of :obj:`series` (name to one value per
+    :obj:`x`; NaN values are left out), with a legend; :obj:`None` if no
+    value is finite.
+
+    Args:
+        x (list of float): The x of every point (e.g. epochs).
+        series (dict): The lines.
+        x_label (str): The x axis.
+        y_label (str): The y axis.
+    """
+    xs = np.asarray(x, dtype=np.float64)
+    lines = {name: np.asarray(ys, dtype=np.float64)
+             for name, ys in series.items()}
+    finite = [ys[np.isfinite(ys)] for ys in lines.values()]
+    if xs.size == 0 or not any(v.size for v in finite):
+        return None
+    x_range = _range(xs)
+    y_range = _range(np.concatenate(finite))
+    body = ''
+    for k, (name, ys) in enumerate(lines.items()):
+        keep = np.isfinite(ys)
+        color = _COLORS[k % len(_COLORS)]
+        points = ' '.join(f'{_px(a, x_range):.1f},{_py(b, y_range):.1f}'
+                          for a, b in zip(xs[keep].tolist(),
+                                          ys[keep].tolist()))
+        body += (f'<polyline points="{points}" fill="none" '
+                 f'stroke="{color}" stroke-width="1.5"/>'
+                 f'<text x="{_W - _R - 4}" y="{_T + 14 + 14 * k}" '
+                 f'text-anchor="end" fill="{color}">{html.escape(name)}'
+                 f'</text>')
+    return _frame(x_range, y_range, x_label, y_label, body,
+                  f'{y_label} by {x_label}')

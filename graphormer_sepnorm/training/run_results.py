@@ -37,7 +37,7 @@ def test_protocol(config: dict) -> Optional[str]:
 def finalize_run(config: dict, run_dir: Path, module, trainer,
                  best_cb) -> dict:
     r"""Writes :obj:`model.safetensors` (best model), :obj:`metrics.csv`,
-    :obj:`curves.png`, :obj:`results.json` and, when the test split is
+    :obj:`curves.png`, :obj:`results.json`, :obj:`report.html` and, when the test split is
     evaluated, :obj:`test_predictions.csv`; returns the results.
 
     With :obj:`train.test_at=end` the test metrics of :obj:`results.json`
@@ -188,7 +188,21 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
     save_model(run_dir / 'model.safetensors', model, card)
     with open(run_dir / 'results.json', 'w') as f:
         json.dump(json_safe(results), f, indent=2)
+    _write_report(run_dir)
     return results
+
+
+def _write_report(run_dir: Path) -> None:
+    r"""Writes :obj:`report.html`; a failure is a warning, never the loss
+    of a finished run (the report can be written again with evaluate
+    --report)."""
+    from ..report.run_report import write_run_report
+    try:
+        write_run_report(run_dir)
+    except Exception as error:  # noqa: BLE001 - the run itself is saved
+        warnings.warn(f"report.html was not written ({type(error).__name__}"
+                      f": {error}); write it with: evaluate --checkpoint "
+                      f"{run_dir} --report", RuntimeWarning, stacklevel=2)
 
 
 def _one_or_list(values: list[float]):

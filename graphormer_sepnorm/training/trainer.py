@@ -17,6 +17,9 @@ A run directory (``<output_dir>/<run_name>``) holds::
                            train.eval_test=false); with train.test_at=end
                            results.json's test metrics are computed from it
     curves.png             learning curves
+    report.html            the run in one page: curves, results, test
+                           predictions, worst-predicted molecules drawn
+                           (graphormer_sepnorm/report/run_report.py)
     results.json           summary (best validation, test at best, how test
                            was scored: test_protocol, ...)
     init_from.json         the model the run started from (model.init_from;

@@ -19,7 +19,7 @@ from training_helpers import (CONFIGS, TINY_MODEL, TRAIN, max_weight_diff,
 
 RUN_FILES = ['config.yaml', 'checkpoints/last.ckpt', 'checkpoints/best.ckpt',
              'model.safetensors', 'metrics.csv', 'curves.png', 'results.json',
-             'test_predictions.csv']
+             'test_predictions.csv', 'report.html']
 
 
 def without_test(rows) -> list[dict]:
@@ -79,6 +79,8 @@ def test_zinc_training_writes_the_run_directory(zinc_run):
         results['test_metric_at_best_val'])
     assert model.config['num_layers'] == 1
     assert (run_dir / 'curves.png').stat().st_size > 1000
+    report = (run_dir / 'report.html').read_text()  # tests/report: details
+    assert results['test_protocol'] in report
 
 
 def test_test_predictions_hold_the_reported_test_metric(zinc_run, zinc_root):
