@@ -38,7 +38,8 @@ import numpy as np
 
 from .featurize.smiles import FeaturizationError
 
-__all__ = ['MOLECULE_FEATURIZERS', 'MoleculeFeaturizer']
+__all__ = ['MOLECULE_FEATURIZERS', 'MoleculeFeaturizer',
+           'card_molecule_featurizer']
 
 #: The featurizers :obj:`data.molecule_features` may name, in the order
 #: their blocks take in the vector (the CSV columns come last).
@@ -267,3 +268,33 @@ class MoleculeFeaturizer:
                 "version computes; predict with the graphormer-sepnorm "
                 "version that trained it")
         return featurizer
+
+
+def card_molecule_featurizer(card: Any, source: Optional[str] = None
+                             ) -> Optional[MoleculeFeaturizer]:
+    r"""The fitted featurizer a model card describes
+    (:obj:`extra["molecule_features"]`), from which prediction computes
+    the features the model was trained with; :obj:`None` for a model
+    without molecule features.
+
+    Raises:
+        CheckpointError: The card's features cannot be rebuilt, or they
+            read CSV columns, which a SMILES alone does not give.
+    """
+    from ..errors import CheckpointError
+    state = (card.extra or {}).get('molecule_features')
+    if not state:
+        return None
+    where = source or 'model'
+    if state.get('feature_columns'):
+        raise CheckpointError(
+            f"{where} reads the CSV column(s) "
+            f"{', '.join(state['feature_columns'])} as molecule features "
+            f"beside the SMILES; prediction from SMILES alone cannot give "
+            f"them: score such a model with scripts/evaluate.py on its CSV, "
+            f"or train without data.feature_columns")
+    try:
+        return MoleculeFeaturizer.from_state_dict(state)
+    except (KeyError, TypeError, ValueError) as error:
+        raise CheckpointError(f"{where}: its molecule features cannot be "
+                              f"rebuilt ({error})") from None
