@@ -70,7 +70,7 @@ def _check_molecule_features(data: Mapping) -> None:
     r"""The featurizer names of :obj:`data.molecule_features` and the
     Morgan settings (see :mod:`.molecule_features`); none for
     pretraining."""
-    from .graph_features import molecule_featurizer
+    from .molecule_features import molecule_featurizer
     if data['name'] == 'pretraining' and (data.get('molecule_features')
                                           or data.get('feature_columns')):
         raise ValueError("'data.molecule_features' does not apply to "

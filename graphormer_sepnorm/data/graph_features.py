@@ -36,31 +36,11 @@ import torch
 from .errors import DataError
 from .featurize.smiles import FeaturizationError
 from .graph_splits import GraphSplits
-from .molecule_features import MoleculeFeaturizer
+from .molecule_features import MoleculeFeaturizer, molecule_featurizer
 
-__all__ = ['molecule_featurizer', 'graph_feature_channels',
-           'add_graph_features', 'split_molecules', 'raw_features']
+__all__ = ['add_graph_features', 'split_molecules', 'raw_features']
 
 _SPLITS = ('train', 'val', 'test')
-
-
-def molecule_featurizer(data: Mapping[str, Any]
-                        ) -> Optional[MoleculeFeaturizer]:
-    r"""The (unfitted) featurizer of a validated :obj:`data` section;
-    :obj:`None` without molecule features."""
-    names = data.get('molecule_features') or []
-    columns = data.get('feature_columns') or []
-    if not names and not columns:
-        return None
-    return MoleculeFeaturizer(names, data.get('morgan_radius', 2),
-                              data.get('morgan_size', 2048), columns)
-
-
-def graph_feature_channels(data: Mapping[str, Any]) -> int:
-    r"""The :obj:`model.graph_feature_channels` of a validated :obj:`data`
-    section: the length of its molecule-feature vector (0: none)."""
-    featurizer = molecule_featurizer(data)
-    return 0 if featurizer is None else featurizer.channels
 
 
 def _base_size(split) -> int:

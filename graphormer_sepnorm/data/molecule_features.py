@@ -38,8 +38,8 @@ import numpy as np
 
 from .featurize.smiles import FeaturizationError
 
-__all__ = ['MOLECULE_FEATURIZERS', 'MoleculeFeaturizer',
-           'card_molecule_featurizer']
+__all__ = ['MOLECULE_FEATURIZERS', 'MoleculeFeaturizer', 'molecule_featurizer',
+           'graph_feature_channels', 'card_molecule_featurizer']
 
 #: The featurizers :obj:`data.molecule_features` may name, in the order
 #: their blocks take in the vector (the CSV columns come last).
@@ -298,3 +298,22 @@ def card_molecule_featurizer(card: Any, source: Optional[str] = None
     except (KeyError, TypeError, ValueError) as error:
         raise CheckpointError(f"{where}: its molecule features cannot be "
                               f"rebuilt ({error})") from None
+
+
+def molecule_featurizer(data: Mapping[str, Any]
+                        ) -> Optional[MoleculeFeaturizer]:
+    r"""The (unfitted) featurizer of a validated :obj:`data` section;
+    :obj:`None` without molecule features."""
+    names = data.get('molecule_features') or []
+    columns = data.get('feature_columns') or []
+    if not names and not columns:
+        return None
+    return MoleculeFeaturizer(names, data.get('morgan_radius', 2),
+                              data.get('morgan_size', 2048), columns)
+
+
+def graph_feature_channels(data: Mapping[str, Any]) -> int:
+    r"""The :obj:`model.graph_feature_channels` of a validated :obj:`data`
+    section: the length of its molecule-feature vector (0: none)."""
+    featurizer = molecule_featurizer(data)
+    return 0 if featurizer is None else featurizer.channels

@@ -259,7 +259,7 @@ def initialize_from(model: torch.nn.Module, config: dict, run_dir: Path,
 
     Returns:
         The record (file name, SHA-256, task, dataset, the backbone's
-        pretraining description and :obj:`fresh_modules`, the
+        pretraining description and, if any, :obj:`fresh_modules`: the
         :data:`FRESH_IF_ABSENT` modules that start fresh), or :obj:`None`
         if nothing was loaded.
 
@@ -298,7 +298,9 @@ def initialize_from(model: torch.nn.Module, config: dict, run_dir: Path,
     check_compatible(backbone.config, card.featurizer, model.config,
                      data_info(config['data']).featurizer, source)
     fresh = load_encoder(model, backbone)
-    record = dict(_record(value, path, card), fresh_modules=fresh)
+    record = _record(value, path, card)
+    if fresh:
+        record['fresh_modules'] = fresh
     if is_rank_zero:
         if fresh:
             from .console import notice

@@ -12,7 +12,7 @@ from torch import Tensor
 from torchmetrics import CatMetric
 
 from ..data.datasets import TargetScaling, data_info
-from ..data.graph_features import graph_feature_channels
+from ..data.molecule_features import graph_feature_channels
 from ..models import GraphormerSepNorm
 from .config import model_arguments
 from .metrics import (HIGHER_IS_BETTER, compute_metrics, metric_keys,
