@@ -19,8 +19,8 @@ PRETRAINED_CSV_CONFIG = 'csv_zinc_properties_pretrained'
 
 
 def add_csv_arguments(parser: argparse.ArgumentParser) -> None:
-    r"""Adds ``--csv``, ``--smiles-column``, ``--targets`` and
-    ``--pretrained`` to :obj:`parser`."""
+    r"""Adds ``--csv``, ``--smiles-column``, ``--targets``,
+    ``--molecule-features`` and ``--pretrained`` to :obj:`parser`."""
     group = parser.add_argument_group(
         'your own CSV (instead of --config)',
         f'Train on a CSV of SMILES and targets with the settings of the '
@@ -38,6 +38,14 @@ def add_csv_arguments(parser: argparse.ArgumentParser) -> None:
                        type=lambda names: [n for n in names.split(',') if n],
                        help='Its target columns, separated by commas '
                        '(data.target_columns; e.g. y or logp,tpsa).')
+    group.add_argument('--molecule-features', metavar='NAMES',
+                       type=lambda names: [n for n in names.split(',') if n],
+                       help='Molecule features added to the graph token, '
+                       'separated by commas: rdkit2d (RDKit 2D descriptors, '
+                       'standardized on the training split), morgan (Morgan '
+                       'count fingerprint) (data.molecule_features; e.g. '
+                       'rdkit2d,morgan; CSV columns: '
+                       'data.feature_columns=[a,b]).')
     group.add_argument('--pretrained', action='store_true',
                        help='Fine-tune the bundled pretrained backbone '
                        'instead of training from scratch.')
@@ -60,7 +68,8 @@ def csv_config(args: argparse.Namespace,
     if args.csv is None:
         given = [option for option, value in (
             ('--smiles-column', args.smiles_column != 'smiles'),
-            ('--targets', args.targets), ('--pretrained', args.pretrained))
+            ('--targets', args.targets), ('--pretrained', args.pretrained),
+            ('--molecule-features', args.molecule_features))
             if value]
         if given:
             raise ConfigError(f"{', '.join(given)} go(es) with --csv "
@@ -81,6 +90,9 @@ def csv_config(args: argparse.Namespace,
              f'data.smiles_column={json.dumps(args.smiles_column)}',
              f'data.target_columns={json.dumps(args.targets)}',
              'run_name=null']
+    if args.molecule_features:
+        given.append('data.molecule_features='
+                     f'{json.dumps(args.molecule_features)}')
     config = load_config(PRETRAINED_CSV_CONFIG if args.pretrained
                          else CSV_CONFIG, [*given, *overrides])
     if not any(parse_override(item)[0] == 'run_name' for item in overrides):

@@ -27,9 +27,10 @@ def check_csv_config(data: Mapping, check_paths: bool = True) -> None:
     Raises:
         ValueError: Naming the key and the fix.
     """
+    _check_molecule_features(data)
     if data['name'] != 'csv':
         for key in ('path', 'target_columns', 'task', 'split_column',
-                    'id_column'):
+                    'id_column', 'feature_columns'):
             if data[key] is not None:
                 raise ValueError(
                     f"'data.{key}' applies to data.name=csv only (your own "
@@ -58,9 +59,23 @@ def check_csv_config(data: Mapping, check_paths: bool = True) -> None:
         path = Path(data['path'])
         split_column = (data['split_column'] if data['split'] == 'column'
                         else None)
-        check_columns(path, read_header(path), csv_columns(
-            data['smiles_column'], data['target_columns'], split_column,
-            data['id_column']))
+        columns = csv_columns(data['smiles_column'], data['target_columns'],
+                              split_column, data['id_column'])
+        if data.get('feature_columns'):
+            columns['data.feature_columns'] = list(data['feature_columns'])
+        check_columns(path, read_header(path), columns)
+
+
+def _check_molecule_features(data: Mapping) -> None:
+    r"""The featurizer names of :obj:`data.molecule_features` and the
+    Morgan settings (see :mod:`.molecule_features`); none for
+    pretraining."""
+    from .molecule_features import molecule_featurizer
+    if data['name'] == 'pretraining' and (data.get('molecule_features')
+                                          or data.get('feature_columns')):
+        raise ValueError("'data.molecule_features' does not apply to "
+                         "pretraining; remove it")
+    molecule_featurizer(data)
 
 
 def _check_prediction_file_names(data: Mapping) -> None:

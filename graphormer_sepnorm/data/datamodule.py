@@ -18,6 +18,7 @@ from .datasets import (GraphSplits, data_info, load_data_splits, prepare_raw,
                        target_statistics)
 from .errors import DataError
 from .file_lock import folder_lock
+from .graph_features import add_graph_features
 from .graph_store import DeviceGraphStore
 
 __all__ = ['GraphDataModule']
@@ -48,7 +49,9 @@ class GraphDataModule(_Base):
     shared :obj:`data.root`: see :func:`~graphormer_sepnorm.data.file_lock.
     folder_lock`) copies raw files and runs the cached preprocessing; :meth:`setup` loads the cache in every process,
     checks that the training split fills a batch and computes the
-    training-target statistics. For a CSV dataset, the global-rank-zero
+    training-target statistics and the molecule features
+    (:func:`~graphormer_sepnorm.data.graph_features.add_graph_features`,
+    fitted on the training split: :attr:`molecule_featurizer`). For a CSV dataset, the global-rank-zero
     process also writes the split used (and the rows skipped) into
     :obj:`run_dir` (see
     :func:`~graphormer_sepnorm.data.csv_splits.write_run_records`).
@@ -72,6 +75,8 @@ class GraphDataModule(_Base):
         self.eval_test = eval_test
         self.run_dir = run_dir
         self.splits: Optional[GraphSplits] = None
+        self.molecule_featurizer = None
+        self.features_rejected: dict[str, int] = {}
         num_targets = data_info(self.cfg).num_targets
         self.target_mean = [0.0] * num_targets
         self.target_std = [1.0] * num_targets
@@ -87,12 +92,17 @@ class GraphDataModule(_Base):
                 # setup() loads the splits again and warns about the CSV's
                 # rows
                 warnings.simplefilter('ignore', CSVDataWarning)
-                load_data_splits(self.cfg)
+                # The molecule features are cached here too (under the lock).
+                warnings.simplefilter('ignore', UserWarning)
+                add_graph_features(load_data_splits(self.cfg), self.cfg)
 
     def setup(self, stage: Optional[str] = None) -> None:
         if self.splits is not None:
             return
-        self.splits = load_data_splits(self.cfg)
+        # Molecule features (data.molecule_features): standardized with the
+        # training split's statistics, which the model card keeps.
+        self.splits, self.molecule_featurizer, self.features_rejected = \
+            add_graph_features(load_data_splits(self.cfg), self.cfg)
         batch_size = self.cfg['batch_size']
         if len(self.splits.train) < batch_size:
             raise DataError(

@@ -23,8 +23,11 @@ __all__ = ['Graph', 'GraphBatch', 'prepare_graph', 'collate']
 
 #: A featurized molecule ready for batching: :obj:`x [n, F]`,
 #: :obj:`edge_index [2, E]`, :obj:`edge_attr [E]` or :obj:`[E, F]`, and
-#: :obj:`spd` and :obj:`path_next`, flat int16 :obj:`[n * n]`.
-Graph = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: :obj:`spd` and :obj:`path_next`, flat int16 :obj:`[n * n]`; for a model
+#: with molecule features, a sixth array: the molecule's feature vector,
+#: float32 :obj:`[graph_feature_channels]`
+#: (:class:`~graphormer_sepnorm.data.molecule_features.MoleculeFeaturizer`).
+Graph = tuple[np.ndarray, ...]
 
 
 def prepare_graph(smiles: str, featurizer: str, max_nodes: int) -> Graph:
@@ -57,7 +60,9 @@ class GraphBatch:
     builds from the same graphs after
     :class:`~graphormer_sepnorm.transforms.AddShortestPaths` (all that
     :class:`~graphormer_sepnorm.GraphormerSepNorm` reads), with the
-    :class:`~graphormer_sepnorm.transforms.BatchLayout` the model reads."""
+    :class:`~graphormer_sepnorm.transforms.BatchLayout` the model reads
+    and, for a model with molecule features, :obj:`graph_features`
+    :obj:`[num_graphs, channels]`."""
     x: torch.Tensor
     edge_index: torch.Tensor
     edge_attr: torch.Tensor
@@ -66,6 +71,7 @@ class GraphBatch:
     batch: torch.Tensor
     ptr: torch.Tensor
     layout: Optional[BatchLayout] = None
+    graph_features: Optional[torch.Tensor] = None
 
     @property
     def num_graphs(self) -> int:
@@ -104,5 +110,7 @@ def collate(graphs: Sequence[Graph],
         spd=torch.from_numpy(np.concatenate([g[3] for g in graphs])),
         path_next=torch.from_numpy(np.concatenate([g[4] for g in graphs])),
         batch=torch.from_numpy(np.repeat(np.arange(len(graphs)), sizes)),
-        ptr=torch.from_numpy(ptr))
+        ptr=torch.from_numpy(ptr),
+        graph_features=(torch.from_numpy(np.stack([g[5] for g in graphs]))
+                        if len(graphs[0]) > 5 else None))
     return batch if layout is None else add_batch_layout(batch, **layout)

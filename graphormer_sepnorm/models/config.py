@@ -77,6 +77,11 @@ class GraphormerConfig:
     max_nodes: int = option(512, 'Largest graph the model accepts.',
         range='> 0')
     directed: bool = option(False, 'Separate in- and out-degree embeddings.')
+    graph_feature_channels: int = option(
+        0, 'Molecule features per graph (`data.graph_features`) projected '
+        'and added to the graph token; 0: none (the paper\'s model). '
+        'Training fills it from data.molecule_features and '
+        'data.feature_columns.', range='>= 0')
 
     def __post_init__(self) -> None:
         for name in ('atom_vocab_sizes', 'bond_vocab_sizes'):

@@ -14,6 +14,7 @@ from torch.nn import LayerNorm, Linear, Module, ModuleList
 from ..nn.dropout import Dropout
 from ..nn.encoder_layer import GraphormerLayer
 from ..nn.graph_attention_bias import GraphAttentionBias
+from ..nn.graph_features import GraphFeatureEncoder
 from ..nn.node_encoder import GraphormerNodeEncoder
 from ..nn.packed_tokens import PackedTokens
 from ..nn.sep_norm import SepNorm, ShareNorm
@@ -103,6 +104,11 @@ class GraphormerSepNorm(Module):
         self.attention_bias = GraphAttentionBias(
             c.num_heads, c.bond_vocab_sizes, c.edge_encoding,
             c.multi_hop_max_dist, c.max_distance, c.max_attention_distance)
+        # Molecule features in the graph token: no module (and no
+        # state-dict key) without them.
+        self.graph_feature_encoder = (
+            GraphFeatureEncoder(c.graph_feature_channels, c.hidden_channels)
+            if c.graph_feature_channels else None)
         self.input_dropout = Dropout(c.dropout)
 
         def make_norm(sep: bool, constant_token: bool = False) -> Module:
@@ -144,9 +150,10 @@ class GraphormerSepNorm(Module):
         with standard deviation 0.02, biases zero, norms to identity."""
         self.node_encoder.reset_parameters()
         self.attention_bias.reset_parameters()
-        for norm in (self.embedding_norm, self.final_norm):
-            if norm is not None:
-                norm.reset_parameters()
+        for module in (self.embedding_norm, self.final_norm,
+                       self.graph_feature_encoder):
+            if module is not None:
+                module.reset_parameters()
         for layer in self.layers:
             layer.reset_parameters()
         for linear in (self.head_transform, self.head):
@@ -225,6 +232,8 @@ class GraphormerSepNorm(Module):
                 f"model's max_nodes={self.max_nodes}; filter such graphs out "
                 f"or build the model with a larger max_nodes")
         x = self.node_encoder(data, tokens, masked_atoms, mask_token)
+        if self.graph_feature_encoder is not None:
+            x = self.graph_feature_encoder(data, tokens, x)
         tokens.biases = self.attention_bias(data, tokens)
         if self.embedding_norm is not None:
             x = self.embedding_norm(x, tokens)

@@ -25,6 +25,7 @@ _SHARED: tuple[tuple[str, Callable[[PredictorBase], Any]], ...] = (
     ('number of outputs', lambda p: p.num_outputs),
     ('target names', lambda p: list(p.card.target_names)),
     ('max_nodes', lambda p: p.max_nodes),
+    ('molecule features', lambda p: p.card.extra.get('molecule_features')),
     ('device', lambda p: str(p.device)),
 )
 
@@ -106,7 +107,7 @@ class EnsemblePredictor(PredictorBase):
         # What the members share (card: the first one's); the prediction
         # methods of PredictorBase read these (one featurization for all).
         for name in ('card', 'device', 'featurizer_name', 'max_nodes',
-                     'num_outputs', 'task'):
+                     'num_outputs', 'task', 'molecule_featurizer'):
             setattr(self, name, getattr(first, name))
         # One layout for every member when they walk the same hops; else
         # each member's model lays the batch out itself.

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
 if TYPE_CHECKING:  # RDKit and torch load when a chunk is featurized
+    from ..data.molecule_features import MoleculeFeaturizer
     from ..data.molecule_graphs import Graph
 
 __all__ = ['SMILES', 'SDF', 'sdf_record_to_smiles', 'FeaturizedChunk',
@@ -64,11 +65,16 @@ class FeaturizedChunk:
 
 
 def featurize_molecules(molecules: Sequence[str], kind: str,
-                        featurizer: str, max_nodes: int) -> FeaturizedChunk:
+                        featurizer: str, max_nodes: int,
+                        molecule_features: Optional[MoleculeFeaturizer] = None
+                        ) -> FeaturizedChunk:
     r"""Each molecule's SMILES and graph (:obj:`featurizer`, at most
     :obj:`max_nodes` atoms), or why it has none: the CPU half of a chunk's
     prediction (picklable: worker processes return it). :obj:`molecules`
-    are SMILES strings, or SDF records when :obj:`kind` is :obj:`"sdf"`."""
+    are SMILES strings, or SDF records when :obj:`kind` is :obj:`"sdf"`.
+    With :obj:`molecule_features` (the model card's fitted featurizer),
+    each graph carries the molecule's feature vector as a sixth array; a
+    molecule whose features cannot be computed gets an error."""
     from ..data.featurize import FeaturizationError
     from ..data.molecule_graphs import prepare_graph
     smiles: list[str] = list(molecules)
@@ -80,7 +86,10 @@ def featurize_molecules(molecules: Sequence[str], kind: str,
             if kind != SMILES:
                 smiles[i] = ''
                 smiles[i] = sdf_record_to_smiles(molecule)
-            graphs.append(prepare_graph(smiles[i], featurizer, max_nodes))
+            graph = prepare_graph(smiles[i], featurizer, max_nodes)
+            if molecule_features is not None:
+                graph = (*graph, molecule_features(smiles[i]))
+            graphs.append(graph)
             positions.append(i)
         except FeaturizationError as error:
             errors[i] = str(error)

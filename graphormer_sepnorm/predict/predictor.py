@@ -19,6 +19,7 @@ from ..checkpoint import (CheckpointError, ModelCard, load_model, read_card,
                           refuse_backbone, resolve_model_file)
 from ..data.datasets import TargetScaling
 from ..data.featurize import get_featurizer
+from ..data.molecule_features import card_molecule_featurizer
 from ..data.molecule_graphs import GraphBatch
 from .ensemble import EnsemblePredictor
 from .prediction import PredictionError
@@ -78,6 +79,7 @@ class Predictor(PredictorBase):
         self.card = card
         self.source = source
         self.featurizer_name = card.featurizer.strip().lower()
+        self.molecule_featurizer = card_molecule_featurizer(card, source)
         self.max_nodes = int(model.max_nodes)
         self.num_outputs = int(model.out_channels)
         self.task = card.task

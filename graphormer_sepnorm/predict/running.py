@@ -63,6 +63,8 @@ class PredictorBase:
     card: ModelCard  # An ensemble's: its first member's.
     source: Optional[str]  # Where the model came from, for messages.
     featurizer_name: str
+    # The card's molecule features (model.graph_feature_channels), or None.
+    molecule_featurizer: Optional[Any]
     max_nodes: int
     num_outputs: int
     task: str
@@ -262,7 +264,7 @@ class PredictorBase:
         graph, or why it has none (picklable: worker processes return
         it)."""
         return featurize_molecules(molecules, kind, self.featurizer_name,
-                                   self.max_nodes)
+                                   self.max_nodes, self.molecule_featurizer)
 
     def run_featurized(self, featurized: FeaturizedChunk, batch_size: int,
                        predict: bool = True, embed: bool = False

@@ -72,6 +72,13 @@ def load_checkpoint_split(checkpoint: PathLike, split: str = 'test',
                for option in OPTIONS if option.key.startswith('data.')},
             **data}
     splits = load_data_splits(data)
+    features = card.extra.get('molecule_features')
+    if features:
+        # The model's own fitted features (its card), not refitted.
+        from ..data.graph_features import add_graph_features
+        from ..data.molecule_features import MoleculeFeaturizer
+        splits, _, _ = add_graph_features(
+            splits, data, MoleculeFeaturizer.from_state_dict(features))
     return model, card, splits.info, splits[split], path
 
 

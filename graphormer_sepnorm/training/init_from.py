@@ -44,7 +44,8 @@ from ..checkpoint import (BACKBONE_TASK, CheckpointError, ModelCard,
                           load_model, resolve_model_file)
 from .config import MODEL_KEYS_FROM_DATA, ConfigError
 
-__all__ = ['HEAD_MODULES', 'FREE_KEYS', 'SHRINKABLE_KEYS', 'BUNDLED_PREFIX',
+__all__ = ['HEAD_MODULES', 'FREE_KEYS', 'FRESH_IF_ABSENT', 'SHRINKABLE_KEYS',
+           'BUNDLED_PREFIX',
            'RECORD_FILE', 'BACKBONE_FILE',
            'resolve_init_from', 'encoder_state', 'check_compatible',
            'load_encoder', 'initialize_from', 'read_record']
@@ -59,7 +60,13 @@ HEAD_MODULES = ('head_transform', 'head_norm', 'head')
 #: parameter). model.attention_buckets, a runtime setting, is in neither
 #: model's config, so it may differ too (same results, another padding).
 FREE_KEYS = ('out_channels', 'dropout', 'attention_dropout',
-             'activation_dropout', 'max_nodes')
+             'activation_dropout', 'max_nodes', 'graph_feature_channels')
+
+#: Modules of the encoder that start fresh when the model started from lacks
+#: them or has them in another size: the projection of the molecule
+#: features (model.graph_feature_channels), so that a run with features
+#: fine-tunes a backbone pretrained without them.
+FRESH_IF_ABSENT = ('graph_feature_encoder', )
 
 #: Model arguments a run may set *lower* than its backbone, mapped to the
 #: parameter whose first entries it then takes: each hop of the multi-hop
@@ -174,13 +181,32 @@ def _yaml(value: Any) -> str:
     return str(value)
 
 
-def load_encoder(model: torch.nn.Module, backbone: torch.nn.Module) -> None:
+def load_encoder(model: torch.nn.Module, backbone: torch.nn.Module
+                 ) -> list[str]:
     r"""Copies every parameter and buffer of :obj:`backbone` into
     :obj:`model` except the prediction head (:data:`HEAD_MODULES`); the
     encoders must have the same layout (see :func:`check_compatible`), but
-    for the leading entries of the :data:`SHRINKABLE_KEYS` parameters."""
+    for the leading entries of the :data:`SHRINKABLE_KEYS` parameters and
+    the :data:`FRESH_IF_ABSENT` modules, which keep their fresh
+    initialization unless both models have them in the same size.
+
+    Returns:
+        The :data:`FRESH_IF_ABSENT` modules of :obj:`model` that start
+        fresh.
+    """
     state = encoder_state(backbone)
     target = encoder_state(model)
+    fresh = []
+    for module in FRESH_IF_ABSENT:
+        ours = {n: t.shape for n, t in target.items()
+                if n.split('.', 1)[0] == module}
+        theirs = {n: t.shape for n, t in state.items()
+                  if n.split('.', 1)[0] == module}
+        if ours != theirs:
+            state = {n: t for n, t in state.items() if n not in theirs}
+            target = {n: t for n, t in target.items() if n not in ours}
+            if ours:
+                fresh.append(module)
     for key, name in SHRINKABLE_KEYS.items():
         if name in state and name in target and \
                 _shrinks(key, backbone.config, model.config):
@@ -195,6 +221,7 @@ def load_encoder(model: torch.nn.Module, backbone: torch.nn.Module) -> None:
     with torch.no_grad():
         for name, tensor in state.items():
             target[name].copy_(tensor)
+    return fresh
 
 
 def _sha256(path: Path) -> str:
@@ -231,8 +258,10 @@ def initialize_from(model: torch.nn.Module, config: dict, run_dir: Path,
     left by an earlier attempt in the same directory.
 
     Returns:
-        The record (file name, SHA-256, task, dataset and the backbone's
-        pretraining description), or :obj:`None` if nothing was loaded.
+        The record (file name, SHA-256, task, dataset, the backbone's
+        pretraining description and, if any, :obj:`fresh_modules`: the
+        :data:`FRESH_IF_ABSENT` modules that start fresh), or :obj:`None`
+        if nothing was loaded.
 
     Raises:
         ConfigError: If the file cannot be found or read (a training
@@ -268,9 +297,18 @@ def initialize_from(model: torch.nn.Module, config: dict, run_dir: Path,
     source = value if str(path) == value else f"{value} ({path})"
     check_compatible(backbone.config, card.featurizer, model.config,
                      data_info(config['data']).featurizer, source)
-    load_encoder(model, backbone)
+    fresh = load_encoder(model, backbone)
     record = _record(value, path, card)
+    if fresh:
+        record['fresh_modules'] = fresh
     if is_rank_zero:
+        if fresh:
+            from .console import notice
+            notice(f"{KEY}: {source} has no molecule-feature projection of "
+                   f"this run's size (model.graph_feature_channels="
+                   f"{model.config.get('graph_feature_channels')}), so "
+                   f"{', '.join(fresh)} starts fresh (recorded as "
+                   f"fresh_modules in init_from.json and the model card)")
         record_file.parent.mkdir(parents=True, exist_ok=True)
         record_file.write_text(json.dumps(record, indent=2))
     return record

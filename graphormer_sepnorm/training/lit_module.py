@@ -12,6 +12,7 @@ from torch import Tensor
 from torchmetrics import CatMetric
 
 from ..data.datasets import TargetScaling, data_info
+from ..data.molecule_features import graph_feature_channels
 from ..models import GraphormerSepNorm
 from .config import model_arguments
 from .metrics import (HIGHER_IS_BETTER, compute_metrics, metric_keys,
@@ -69,7 +70,9 @@ class GraphormerLitModule(RunModule):
             dict(model_arguments(config['model']),
                  atom_vocab_sizes=list(self.info.atom_vocab_sizes),
                  bond_vocab_sizes=list(self.info.bond_vocab_sizes),
-                 out_channels=self.info.num_targets))
+                 out_channels=self.info.num_targets,
+                 graph_feature_channels=graph_feature_channels(
+                     config['data'])))
         # Regression: the training split's statistics (setup()); a buffer
         # of this module, so they follow it to its device.
         self.target_scaling = TargetScaling([0.0] * self.info.num_targets,

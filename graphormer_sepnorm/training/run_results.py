@@ -169,6 +169,15 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
                 target_std=per_target(results['target_std']))
             results['test_metric_at_best_val'] = test[metric]
             results['test_metrics_at_best_val'] = test
+    # The featurizer fitted on the training split (data.molecule_features),
+    # from which prediction computes the same features; null: none.
+    featurizer = getattr(trainer.datamodule, 'molecule_featurizer', None)
+    molecule_features = (None if featurizer is None else dict(
+        featurizer.state_dict(),
+        rejected=dict(trainer.datamodule.features_rejected)))
+    results['molecule_features'] = (None if featurizer is None else {
+        **featurizer.settings(),
+        'rejected': dict(trainer.datamodule.features_rejected)})
     card = ModelCard(
         model_config=dict(model.config), featurizer=info.featurizer,
         task=info.task, target_mean=results['target_mean'],
@@ -184,6 +193,7 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
             'seed': config['seed'],
             'run_name': run_dir.name,
             'init_from': results['init_from'],
+            'molecule_features': molecule_features,
         })
     save_model(run_dir / 'model.safetensors', model, card)
     with open(run_dir / 'results.json', 'w') as f:

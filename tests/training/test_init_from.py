@@ -446,3 +446,28 @@ def test_bundled_without_a_name(tmp_path, capsys):
     assert config['model']['init_from'] == 'bundled:'
     message = _error(config, tmp_path)
     assert "Unknown bundled backbone ''; bundled backbones: " in message
+
+
+def test_molecule_feature_projection_starts_fresh_from_a_backbone_without_it(
+        tmp_path, capsys):
+    """A run with molecule features (model.graph_feature_channels from
+    data.molecule_features) starts from a backbone that has no projection:
+    the encoder is the backbone's, the projection keeps the run's fresh
+    initialization, and the record and the console say so."""
+    path = _backbone(tmp_path / 'backbone.safetensors')
+    config = _config(path, 'data.molecule_features=[rdkit2d]')
+    fresh = _run_model(config).state_dict()
+    model = _run_model(config)
+    assert model.config['graph_feature_channels'] == 39
+    record = initialize_from(model, config, tmp_path / 'run', resume=False)
+    assert record['fresh_modules'] == ['graph_feature_encoder']
+    written = json.loads((tmp_path / 'run' / RECORD_FILE).read_text())
+    assert written['fresh_modules'] == ['graph_feature_encoder']
+    assert 'graph_feature_encoder starts fresh' in capsys.readouterr().err
+    backbone = load_file(path)
+    for name, tensor in model.state_dict().items():
+        if name.startswith('graph_feature_encoder.'):
+            assert name not in backbone
+            assert torch.equal(tensor, fresh[name])
+        elif not _head(name):
+            assert torch.equal(tensor, backbone[name]), name

@@ -104,6 +104,21 @@ class DataConfig:
         'graphs (null: all).', range='>= 0')
     standardize_targets: bool = option(True, 'Regression: train on (y - '
         'mean) / std of the training split (stored in the model card).')
+    molecule_features: Optional[list[str]] = option(None, 'Molecule '
+        'features added to '
+        'the graph token (sets model.graph_feature_channels): `rdkit2d` (39 '
+        'RDKit 2D descriptors, standardized on the training split) and/or '
+        '`morgan` (Morgan count fingerprint); the SMILES of MolHIV and '
+        'ZINC come from data.raw_source. A molecule whose features cannot '
+        'be computed is left out (data/molecule_features.py). null: none.')
+    morgan_radius: int = option(2, 'molecule_features morgan: radius of the '
+        'Morgan fingerprint.', range='> 0')
+    morgan_size: int = option(2048, 'molecule_features morgan: entries of '
+        'the Morgan fingerprint.', range='> 0')
+    feature_columns: Optional[list[str]] = option(None, 'csv: numeric '
+        'columns of the CSV added to the molecule features (standardized on '
+        'the training split); a row with an empty or non-numeric cell there '
+        'is left out.')
 
 
 @dataclass
@@ -246,7 +261,8 @@ class ModelRunConfig:
 
 
 #: Model arguments filled from the dataset, never from the configuration.
-MODEL_KEYS_FROM_DATA = ('atom_vocab_sizes', 'bond_vocab_sizes', 'out_channels')
+MODEL_KEYS_FROM_DATA = ('atom_vocab_sizes', 'bond_vocab_sizes', 'out_channels',
+                        'graph_feature_channels')
 
 #: Keys of the :obj:`model` section that are not arguments of
 #: :class:`~graphormer_sepnorm.GraphormerSepNorm` (see
