@@ -70,6 +70,9 @@ class GraphormerLitModule(RunModule):
                  atom_vocab_sizes=list(self.info.atom_vocab_sizes),
                  bond_vocab_sizes=list(self.info.bond_vocab_sizes),
                  out_channels=self.info.num_targets))
+        # Validation uses the running statistics by the config's choice
+        # (train.precise_bn_batches re-estimates them first).
+        self.model.warn_stale_statistics = False
         # Regression: the training split's statistics (setup()); a buffer
         # of this module, so they follow it to its device.
         self.target_scaling = TargetScaling([0.0] * self.info.num_targets,
