@@ -31,7 +31,7 @@ from graphormer_sepnorm.training.config import load_config
 from graphormer_sepnorm.training.evaluate import predict_split
 from graphormer_sepnorm.training.lit_module import GraphormerLitModule
 from graphormer_sepnorm.training.metrics import compute_metrics, monitor_metric
-from graphormer_sepnorm.training.precise_bn import recalibrate_batch_norm
+from graphormer_sepnorm.nn import recalibrate_batch_norm
 
 
 def _load_checkpoint(path: Path, module: GraphormerLitModule) -> dict:

@@ -6,13 +6,15 @@ from .lazy_imports import lazy_getattr
 __version__ = "0.1.0"
 
 __all__ = ['GraphormerSepNorm', 'GraphormerConfig', 'SepNorm', 'ShareNorm',
-           'AddShortestPaths', 'CanonicalNodeOrder', '__version__']
+           'AddShortestPaths', 'CanonicalNodeOrder', 'GraphormerDataLoader',
+           '__version__']
 
 # Loaded on first use, so that `graphormer_sepnorm.predict` and the command
 # lines start without importing what they do not need (PyG alone takes
 # seconds).
 _LAZY = {'GraphormerSepNorm': '.models', 'GraphormerConfig': '.models',
          'SepNorm': '.nn', 'ShareNorm': '.nn',
-         'AddShortestPaths': '.transforms', 'CanonicalNodeOrder': '.transforms'}
+         'AddShortestPaths': '.transforms', 'CanonicalNodeOrder': '.transforms',
+         'GraphormerDataLoader': '.data'}
 
 __getattr__ = lazy_getattr(__name__, _LAZY)

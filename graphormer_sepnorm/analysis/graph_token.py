@@ -58,15 +58,13 @@ def graph_token_embeddings(model: torch.nn.Module, dataset,
     r"""The graph-token embeddings :obj:`[num_graphs, hidden_channels]` that
     a :class:`~graphormer_sepnorm.GraphormerSepNorm` head reads, for every
     graph of :obj:`dataset`, in evaluation mode."""
-    from torch_geometric.loader import DataLoader
-
-    from ..transforms.batch_layout import add_batch_layout, layout_options_for
+    from ..data.graphormer_loader import GraphormerDataLoader
+    from ..transforms.batch_layout import layout_options_for
     model.eval()
-    layout = layout_options_for(model, device)
-    return torch.cat([
-        model.graph_embedding(add_batch_layout(batch, **layout).to(device))
-        .cpu() for batch in DataLoader(dataset, batch_size=batch_size)
-    ])
+    loader = GraphormerDataLoader(dataset, batch_size,
+                                  layout=layout_options_for(model, device))
+    return torch.cat([model.graph_embedding(batch.to(device)).cpu()
+                      for batch in loader])
 
 
 def _check(embeddings: Tensor) -> None:

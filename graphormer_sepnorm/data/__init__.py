@@ -12,6 +12,8 @@ _HOMES = {
     'DataError': '.errors',
     'DeviceGraphStore': '.graph_store',
     'GraphBatchLoader': '.batch_loader',
+    'GraphormerDataLoader': '.graphormer_loader',
+    'LayoutCollater': '.graphormer_loader',
     'GraphDataModule': '.datamodule',
     'MoleculeCSVDataset': '.csv_dataset',
 }

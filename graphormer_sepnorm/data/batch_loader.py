@@ -26,12 +26,12 @@ from typing import Any, Callable, Iterator, Optional, Union
 import torch
 from torch import Tensor
 from torch_geometric.data import Batch
-from torch_geometric.loader.dataloader import Collater
 
 from ..transforms.batch_layout import add_batch_layout, layout_options_for
 from .graph_store import DeviceGraphStore
+from .graphormer_loader import GraphormerDataLoader
 
-__all__ = ['GraphBatchLoader', 'LayoutCollater', 'epoch_batches',
+__all__ = ['GraphBatchLoader', 'epoch_batches',
            'loader_layout', 'loader_workers']
 
 #: Most worker processes :func:`loader_workers` gives a training process.
@@ -65,22 +65,6 @@ def loader_layout(trainer: Any) -> Optional[dict[str, int]]:
     if model is None or not hasattr(model, 'layout_options'):
         return None
     return layout_options_for(model, trainer.strategy.root_device)
-
-
-class LayoutCollater:
-    r"""PyG's :class:`Collater`, then
-    :func:`~graphormer_sepnorm.transforms.add_batch_layout` with
-    :obj:`layout` (nothing with :obj:`None`). A class, not a closure, so
-    that DataLoader worker processes can receive it."""
-    def __init__(self, dataset, layout: Optional[dict[str, int]]) -> None:
-        self.collate = Collater(dataset)
-        self.layout = layout
-
-    def __call__(self, data_list: list) -> Batch:
-        batch = self.collate(data_list)
-        if self.layout is not None:
-            batch = add_batch_layout(batch, **self.layout)
-        return batch
 
 
 def epoch_batches(num_graphs: int, batch_size: int, epoch: int, seed: int,
@@ -218,10 +202,9 @@ class GraphBatchLoader:
         once per epoch, which on a GPU would cost a pause every few dozen
         steps."""
         if self._loader is None:
-            self._loader = torch.utils.data.DataLoader(
+            self._loader = GraphormerDataLoader(
                 self.dataset, batch_sampler=_CurrentEpoch(self),
-                collate_fn=LayoutCollater(self.dataset, self.layout),
-                num_workers=self.num_workers,
+                layout=self.layout, num_workers=self.num_workers,
                 persistent_workers=self.num_workers > 0,
                 pin_memory=self.pin_memory,
                 # A private generator: creating the iterator must not draw

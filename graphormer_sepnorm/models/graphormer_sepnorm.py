@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.nn import LayerNorm, Linear, Module, ModuleList
 
+from ..nn.batch_norm_statistics import mark_statistics_current, warn_if_stale
 from ..nn.dropout import Dropout
 from ..nn.encoder_layer import GraphormerLayer
 from ..nn.graph_attention_bias import GraphAttentionBias
@@ -160,6 +161,24 @@ class GraphormerSepNorm(Module):
             torch.nn.init.normal_(linear.weight, std=0.02)
             torch.nn.init.zeros_(linear.bias)
         self.head_norm.reset_parameters()
+        mark_statistics_current(self)
+
+    #: Warn when the model is evaluated with BatchNorm statistics (SepNorm's
+    #: graph token) older than its weights: trained since it was built,
+    #: loaded or recalibrated
+    #: (:func:`~graphormer_sepnorm.nn.recalibrate_batch_norm`). Set it to
+    #: :obj:`False` on a model validated with its running statistics on
+    #: purpose.
+    warn_stale_statistics: bool = True
+
+    def load_state_dict(self, state_dict: Mapping[str, Any],
+                        strict: bool = True, assign: bool = False) -> Any:
+        r""":meth:`torch.nn.Module.load_state_dict`; the loaded BatchNorm
+        statistics are taken to match the loaded weights (see
+        :attr:`warn_stale_statistics`)."""
+        result = super().load_state_dict(state_dict, strict, assign)
+        mark_statistics_current(self)
+        return result
 
     @classmethod
     def from_config(cls, config: Union[GraphormerConfig, Mapping[str, Any]]
@@ -225,6 +244,8 @@ class GraphormerSepNorm(Module):
         # The layers run on packed tokens: graphs sorted into size buckets,
         # each padded only to its own longest graph, as the batch's layout
         # (prepared with the batch) says.
+        if not self.training and not torch.compiler.is_compiling():
+            warn_if_stale(self, stacklevel=2)
         tokens = PackedTokens(self._layout(data))
         if tokens.max_nodes > self.max_nodes:
             raise ValueError(
@@ -251,6 +272,13 @@ class GraphormerSepNorm(Module):
         layout = getattr(data, 'layout', None)
         if layout is not None:
             return layout
+        if torch.compiler.is_compiling():
+            raise ValueError(
+                "The batch has no 'layout', which a compiled model cannot "
+                "compute (its shapes depend on the graphs' sizes): prepare "
+                "the layout with GraphormerDataLoader(dataset, batch_size, "
+                "layout=model.layout_options()), or add_batch_layout(batch, "
+                "**model.layout_options()) before calling the compiled model")
         device = data.edge_index.device
         if device.type != 'cpu':
             warnings.warn(

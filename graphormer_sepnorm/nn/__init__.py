@@ -1,5 +1,6 @@
 r"""Building blocks of Graphormer with SepNorm."""
 from .attention import BiasedMultiheadAttention
+from .batch_norm_statistics import recalibrate_batch_norm
 from .categorical_embedding import CategoricalEmbedding
 from .dropout import Dropout
 from .encoder_layer import GraphormerLayer
@@ -12,6 +13,6 @@ from .sep_norm import SepNorm, ShareNorm
 __all__ = [
     'BiasedMultiheadAttention', 'CategoricalEmbedding', 'Dropout',
     'GraphormerLayer', 'GraphAttentionBias', 'GraphFeatureEncoder',
-    'GraphormerNodeEncoder',
-    'PackedTokens', 'SepNorm', 'ShareNorm'
+    'GraphormerNodeEncoder', 'PackedTokens', 'SepNorm', 'ShareNorm',
+    'recalibrate_batch_norm'
 ]

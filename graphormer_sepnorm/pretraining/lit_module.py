@@ -82,6 +82,8 @@ class PretrainingLitModule(RunModule):
                  atom_vocab_sizes=list(atom_vocab),
                  bond_vocab_sizes=list(bond_vocab),
                  out_channels=len(DESCRIPTOR_NAMES)))
+        # Pretraining validates with the running statistics.
+        self.model.warn_stale_statistics = False
         hidden = config['model']['hidden_channels']
         self.mask_token = Parameter(torch.empty(hidden))
         torch.nn.init.normal_(self.mask_token, std=0.02)

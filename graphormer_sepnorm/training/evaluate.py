@@ -110,16 +110,15 @@ def predict_split(model: torch.nn.Module, dataset, task: str,
         position in the split file for ZINC), and two float64 tensors
         :obj:`[num_graphs, num_targets]`.
     """
-    from torch_geometric.loader import DataLoader
-
-    from ..transforms.batch_layout import add_batch_layout, layout_options_for
+    from ..data.graphormer_loader import GraphormerDataLoader
+    from ..transforms.batch_layout import layout_options_for
 
     model.eval()
-    layout = layout_options_for(model, device)
     scaling = TargetScaling(target_mean, target_std)
     preds, targets = [], []
-    for batch in DataLoader(dataset, batch_size=batch_size):
-        batch = add_batch_layout(batch, **layout).to(device)
+    for batch in GraphormerDataLoader(
+            dataset, batch_size, layout=layout_options_for(model, device)):
+        batch = batch.to(device)
         out = model(batch).double().cpu()
         out = out.view(out.size(0), -1)
         if task == 'regression':

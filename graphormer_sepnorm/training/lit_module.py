@@ -73,6 +73,9 @@ class GraphormerLitModule(RunModule):
                  out_channels=self.info.num_targets,
                  graph_feature_channels=graph_feature_channels(
                      config['data'])))
+        # Validation uses the running statistics by the config's choice
+        # (train.precise_bn_batches re-estimates them first).
+        self.model.warn_stale_statistics = False
         # Regression: the training split's statistics (setup()); a buffer
         # of this module, so they follow it to its device.
         self.target_scaling = TargetScaling([0.0] * self.info.num_targets,

@@ -1,97 +1,31 @@
 r"""Precise BatchNorm statistics before each validation (SepNorm's graph
-token).
-
-SepNorm normalizes the graph token with a BatchNorm, whose running
-statistics are an exponential average over the last training batches. At a
-high learning rate those batches were computed by weights that have since
-moved, so the statistics lag the weights and validation scores a model
-that does not exist: on the ZINC-subset SepNorm run of
+token): :class:`PreciseBatchNorm` runs
+:func:`~graphormer_sepnorm.nn.recalibrate_batch_norm` (why: its module,
+:mod:`graphormer_sepnorm.nn.batch_norm_statistics`) on the same training
+batches before every validation. On the ZINC-subset SepNorm run of
 ``benchmarks/results/bn_recalibration/`` the validation MAE of epoch 1 was
 1.349 with the running statistics and 0.655 after re-estimating them.
-Re-estimating them with the weights frozen, each batch weighing the same
-(`"Rethinking 'Batch' in BatchNorm" <https://arxiv.org/abs/2105.07576>`_
-calls it precise BatchNorm), removes the lag; training itself does not
-change, since in training mode BatchNorm uses the statistics of each batch.
 """
 from __future__ import annotations
 
-import contextlib
-from typing import Iterable, Iterator, Optional
-
-import torch
 from lightning.pytorch.callbacks import Callback
 
 from ..data.batch_loader import GraphBatchLoader, loader_layout
+from ..nn.batch_norm_statistics import batch_norms, recalibrate_batch_norm
 
-__all__ = ['recalibrate_batch_norm', 'seeded_generators', 'PreciseBatchNorm']
+__all__ = ['PreciseBatchNorm']
 
 #: Added to the run's seed for the order of the recalibration batches, so
 #: that they are not the first batches of the first epoch.
 _ORDER_SALT = 7919
 
 
-def batch_norms(model: torch.nn.Module) -> list[torch.nn.Module]:
-    r"""The BatchNorm layers of :obj:`model`."""
-    return [m for m in model.modules()
-            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
-
-
-def recalibrate_batch_norm(model: torch.nn.Module, batches: Iterable,
-                           device: Optional[torch.device] = None,
-                           seed: int = 0) -> int:
-    r"""Re-estimates every BatchNorm's running statistics of :obj:`model`
-    on :obj:`batches` with the weights frozen, each batch weighing the same
-    (:func:`torch.optim.swa_utils.update_bn`), in training mode as the
-    statistics were gathered (dropout on, seeded by :obj:`seed`; see
-    :func:`seeded_generators`, which keeps the caller's random state).
-    Returns the number of BatchNorm layers (none: nothing runs)."""
-    from torch.optim.swa_utils import update_bn
-    norms = batch_norms(model)
-    if norms:
-        with seeded_generators(seed, device):
-            update_bn(batches, model, device=device)
-    return len(norms)
-
-
-@contextlib.contextmanager
-def seeded_generators(seed: int, device: Optional[torch.device] = None
-                      ) -> Iterator[None]:
-    r"""Runs the block with the CPU generator and, if :obj:`device` is a
-    CUDA device, that device's generator seeded with :obj:`seed`, and
-    restores both states after.
-
-    Only these two are touched: :func:`torch.manual_seed` would also seed
-    every other CUDA device, and :func:`torch.random.fork_rng` without
-    devices would not restore the CUDA state it changed, so the run's
-    dropout on the GPU would be re-seeded at every validation.
-
-    Args:
-        seed (int): The seed.
-        device (torch.device, optional): Where the model runs.
-            (default: :obj:`None`, the CPU)
-    """
-    device = torch.device(device) if device is not None else None
-    cuda = device is not None and device.type == 'cuda'
-    if cuda and device.index is None:
-        device = torch.device('cuda', torch.cuda.current_device())
-    cpu_state = torch.get_rng_state()
-    cuda_state = torch.cuda.get_rng_state(device) if cuda else None
-    try:
-        torch.default_generator.manual_seed(seed)
-        if cuda:
-            torch.cuda.default_generators[device.index].manual_seed(seed)
-        yield
-    finally:
-        torch.set_rng_state(cpu_state)
-        if cuda:
-            torch.cuda.set_rng_state(cuda_state, device)
-
-
 class PreciseBatchNorm(Callback):
     r"""Before every validation, re-estimates the model's BatchNorm
     statistics on :obj:`num_batches` training batches (the same ones every
     time: a fixed order drawn from the run's seed, split between the
-    processes as training batches are), with :func:`recalibrate_batch_norm`.
+    processes as training batches are), with
+    :func:`~graphormer_sepnorm.nn.recalibrate_batch_norm`.
 
     The module must hold the network as :obj:`model` and its data module
     must expose :obj:`train_dataset`.
@@ -115,8 +49,6 @@ class PreciseBatchNorm(Callback):
             seed=self.seed + _ORDER_SALT, rank=trainer.global_rank,
             world_size=trainer.world_size, pad=True,
             layout=loader_layout(trainer))
-        batches = (batch for index, batch in zip(range(self.num_batches),
-                                                 loader))
         # update_bn leaves the model in the mode it found it in: eval here.
-        recalibrate_batch_norm(pl_module.model, batches,
+        recalibrate_batch_norm(pl_module.model, loader, self.num_batches,
                                device=pl_module.device, seed=self.seed)

@@ -11,6 +11,7 @@ and one graph for :func:`torch.compile`.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, NamedTuple, Optional, Union
 
 import numpy as np
@@ -234,12 +235,34 @@ def add_batch_layout(data: Any, num_buckets: int = 1,
     returns :obj:`data`. The arguments are those of :func:`batch_layout`;
     :meth:`GraphormerSepNorm.layout_options
     <graphormer_sepnorm.GraphormerSepNorm.layout_options>` gives a model's.
+
+    A batch's layout packs the tokens of all its graphs together, so it is
+    computed per batch, never per graph: one PyG graph (a :obj:`Data` that
+    is not a :obj:`Batch`, as a dataset :obj:`transform` receives) is
+    refused with a message naming
+    :class:`~graphormer_sepnorm.GraphormerDataLoader`, which lays every
+    batch out as it is collated.
     """
+    if _is_single_graph(data):
+        raise ValueError(
+            "add_batch_layout was given one graph, not a batch: the layout "
+            "is per batch (it packs the tokens of all the batch's graphs), "
+            "so it cannot be a dataset transform. Batch with "
+            "graphormer_sepnorm.GraphormerDataLoader(dataset, batch_size, "
+            "num_workers=..., layout=model.layout_options()), which lays "
+            "every batch out as it is collated (in its workers)")
     layout = batch_layout(data, num_buckets, multi_hop_max_dist)
     target = data.edge_index.device if device is None else device
     data.layout = layout.to(target)
     return data
 
+
+def _is_single_graph(data: Any) -> bool:
+    r"""Whether :obj:`data` is one PyG graph rather than a batch (without
+    importing PyG: a PyG graph means PyG is loaded)."""
+    pyg = sys.modules.get('torch_geometric.data')
+    return (pyg is not None and isinstance(data, pyg.Data) and
+            not isinstance(data, pyg.Batch))
 
 
 def layout_options_for(model: Any,
@@ -251,6 +274,7 @@ def layout_options_for(model: Any,
     buckets (the model's buckets are a CPU saving)."""
     on_cpu = torch.device(device).type == 'cpu'
     return model.layout_options(None if on_cpu else 1)
+
 
 def _shortest_path_arrays(data: Any) -> tuple[np.ndarray, np.ndarray]:
     spd = getattr(data, 'spd', None)

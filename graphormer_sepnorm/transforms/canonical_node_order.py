@@ -81,12 +81,9 @@ def canonical_node_order(x, edge_index: np.ndarray, edge_attr,
             :obj:`[num_edges, *]`.
         num_nodes (int): The number of nodes.
     """
-    node_labels = ([()] * num_nodes if x is None else
-                   [tuple(row) for row in x.reshape(num_nodes, -1).tolist()])
+    node_labels = _labels(x, num_nodes)
     num_edges = edge_index.shape[1]
-    edge_labels = ([()] * num_edges if edge_attr is None else
-                   [tuple(row) for row in
-                    edge_attr.reshape(num_edges, -1).tolist()])
+    edge_labels = _labels(edge_attr, num_edges)
     outgoing = [[] for _ in range(num_nodes)]
     incoming = [[] for _ in range(num_nodes)]
     for (source, target), label in zip(edge_index.T.tolist(), edge_labels):
@@ -104,6 +101,15 @@ def canonical_node_order(x, edge_index: np.ndarray, edge_attr,
                   for node, c in enumerate(colors)]
         colors = _refine(_ranks(colors), outgoing, incoming)
     return np.argsort(np.array(colors, dtype=np.int64), kind='stable')
+
+
+def _labels(features, count: int) -> list[tuple]:
+    r"""Each of :obj:`count` rows of :obj:`features` as a tuple (empty
+    tuples without features); none for no rows (a molecule without bonds
+    has an :obj:`[0, num_bond_features]` array)."""
+    if features is None or count == 0:
+        return [()] * count
+    return [tuple(row) for row in features.reshape(count, -1).tolist()]
 
 
 def _ranks(keys: list) -> list[int]:

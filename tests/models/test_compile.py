@@ -100,3 +100,20 @@ def test_training_with_dropout_compiles_in_one_graph():
     dropped = torch.compile(model.input_dropout, fullgraph=True,
                             backend='aot_eager')(torch.ones(100_000))
     assert abs(float((dropped == 0).float().mean()) - 0.5) < 0.01
+
+
+def test_a_batch_without_layout_is_refused_naming_the_loader():
+    """Under torch.compile the layout cannot be computed in the forward
+    pass (its shapes are data-dependent): the error says how to prepare it,
+    instead of Dynamo's guard on a data-dependent expression."""
+    torch._dynamo.reset()
+    first, _ = zinc_batches()
+    model = build('zinc', 'sep').eval()
+    compiled = torch.compile(model, fullgraph=True, dynamic=True,
+                             backend='eager')
+    with pytest.raises(Exception) as error:
+        compiled(Batch.from_data_list(first[:4]))
+    message = str(error.value)
+    assert ('prepare the layout with GraphormerDataLoader(dataset, '
+            'batch_size, layout=model.layout_options())') in message
+    assert 'data-dependent' not in message

@@ -136,3 +136,28 @@ def test_graph_without_edges_or_features():
     out = CanonicalNodeOrder()(Data(num_nodes=3,
                                     edge_index=torch.empty(2, 0).long()))
     assert out.num_nodes == 3 and out.edge_index.size(1) == 0
+
+
+def test_real_molecules_without_bonds():
+    """Tox21's ions, salts and water made by PyG's from_smiles have an
+    [0, 3] edge_attr: every renumbering of each becomes one graph, its
+    atoms sorted by their features (no bond to tell them apart)."""
+    from rdkit import Chem, RDLogger
+    from torch_geometric.utils import from_smiles
+    RDLogger.DisableLog('rdApp.*')
+    with open(shared_path('moleculenet', 'tox21.csv'), newline='') as f:
+        smiles = [row['smiles'] for row in csv.DictReader(f)]
+    bondless = ['O'] + [s for s in smiles
+                        if (mol := Chem.MolFromSmiles(s)) is not None
+                        and mol.GetNumBonds() == 0]
+    assert len(bondless) >= 15 and '[I-].[K+]' in bondless
+    generator = torch.Generator().manual_seed(0)
+    pipeline = Compose([CanonicalNodeOrder(), AddShortestPaths()])
+    for s in bondless:
+        data = from_smiles(s)
+        assert data.edge_attr.shape == (0, 3)
+        data.y = torch.zeros(1)
+        graphs = [pipeline(g) for g in renumbered(data, generator)]
+        assert all(identical(graphs[0], g) for g in graphs[1:]), s
+        rows = [tuple(row) for row in graphs[0].x.tolist()]
+        assert rows == sorted(rows), s
