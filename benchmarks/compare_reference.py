@@ -53,6 +53,7 @@ from graphormer_sepnorm.data.featurize import (FeaturizationError,  # noqa
                                                smiles_to_ogb_graph)
 from graphormer_sepnorm.transforms import (AddShortestPaths,  # noqa
                                            add_batch_layout)
+from gpu_check import recipe_batch_size  # noqa: E402 (benchmarks/)
 
 DEFAULT_SHARED = REPO.parent / 'shared' / 'data'
 DEFAULT_OUTPUT = REPO / 'benchmarks' / 'results' / 'reference_comparison.md'
@@ -215,13 +216,6 @@ def make_step(model, call, device, amp: bool, which: int):
 
 
 # ---------------------------------------------------------------- main
-def recipe_batch_size(config: str) -> int:
-    r"""``data.batch_size`` of the shipped config :obj:`config`."""
-    from graphormer_sepnorm.training.config import load_config
-    return int(load_config(REPO / 'configs' / config, [], env={})['data']
-               ['batch_size'])
-
-
 def benchmark(args, rows: list[dict], done) -> None:
     r"""Appends the rows to :obj:`rows`, calling :obj:`done` after each
     part so that the report can be rewritten as the rows come."""

@@ -174,7 +174,7 @@ def slim_transformers(target: Path) -> None:
 
 
 def pack_data(shared: Path, target: Path) -> None:
-    from gpu_check import DATA_ARCHIVE, DATA_PATHS
+    from device_data import DATA_ARCHIVE, DATA_PATHS
     missing = [name for name in DATA_PATHS if not (shared / name).exists()]
     if missing:
         raise SystemExit(f"--shared {shared} lacks {', '.join(missing)}")
