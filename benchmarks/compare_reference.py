@@ -289,7 +289,7 @@ def training_steps(args, rows: list[dict], done, reference_modules,
         num_classes=1, num_atoms=512 * processed[0].x.size(1),
         num_edges=512 * processed[0].edge_attr.view(
             processed[0].edge_index.size(1), -1).size(1),
-        num_hidden_layers=12, embedding_dim=80, ffn_embedding_dim=80,
+        num_hidden_layers=args.num_layers, embedding_dim=80, ffn_embedding_dim=80,
         num_attention_heads=8, multi_hop_max_dist=hops,
         edge_type='multi_hop', pre_layernorm=True,
         encoder_normalize_before=False, dropout=0.0,
@@ -362,7 +362,7 @@ def training_steps(args, rows: list[dict], done, reference_modules,
             print(f'[step] {name} {device.type} {precision}: ' + ', '.join(
                 f"{k} {v['wall']:.0f} ms ({v['cpu']:.0f} ms CPU)"
                 for k, v in results.items()), flush=True)
-            what = (f'{name} slim (12x80, 8 heads, multi-hop {hops}), '
+            what = (f'{name} slim ({args.num_layers}x80, 8 heads, multi-hop {hops}), '
                     f'batch {batch_size}, {device.type} {precision}')
             setting = dict(dataset=name, batch_size=batch_size,
                            device=device.type, precision=precision)
@@ -450,6 +450,9 @@ def main(argv=None) -> int:
                         help="torch CPU threads (default: torch's). On a "
                         "machine shared with other jobs, 1 avoids OpenMP "
                         "threads spinning on busy cores")
+    parser.add_argument('--num-layers', type=int, default=12,
+                        help='layers of every model (12: the slim recipes; '
+                        'fewer for a quick rehearsal)')
     parser.add_argument('--devices', nargs='+', choices=['cpu', 'cuda'],
                         default=['cpu', 'cuda'],
                         help='where to measure (cuda only when available); '

@@ -38,7 +38,8 @@ if [ ! -x "$VENV/bin/python" ]; then
         -r "$REPO/benchmarks/device_image.txt"
 fi
 for absent in rdkit ogb chemprop graphormer_sepnorm; do
-    if "$VENV/bin/python" -c "import $absent" 2>/dev/null; then
+    if (cd / && env -u PYTHONPATH "$VENV/bin/python" -c "import $absent" \
+            2>/dev/null); then
         echo "rehearsal: $absent is in $VENV; the device has none" >&2
         exit 1
     fi
