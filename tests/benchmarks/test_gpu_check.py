@@ -30,7 +30,7 @@ def check_for(tmp_path, *argv, tiny=False):
     check.args, check.out, check.work = args, tmp_path, tmp_path
     check.tiny, check.device, check.workers = tiny, 'cuda', 0
     check.limits = gpu_check.TINY_LIMITS if tiny else gpu_check.LIMITS
-    check.data = {'zinc': tmp_path / 'z', 'molhiv': tmp_path / 'm',
+    check.data = {'zinc': tmp_path / 'z',
                   'shared': tmp_path / 's', 'smiles': tmp_path / 'smi'}
     return check
 
@@ -109,7 +109,7 @@ def test_the_data_archive_is_unpacked_and_checked(tmp_path):
     source = tmp_path / 'source'
     for name in device_data.DATA_PATHS:
         path = source / name
-        if name.endswith('.npz'):
+        if name.endswith(('.npz', '.gz')):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(b'x')
         else:
@@ -122,8 +122,10 @@ def test_the_data_archive_is_unpacked_and_checked(tmp_path):
     work = tmp_path / 'work'
     paths = device_data.prepare_data(carried, work)
     assert paths['shared'] == work / 'shared'
-    assert paths['molhiv'].is_dir() and paths['smiles'].is_dir()
-    (source / 'ogbg_molhiv').rmdir()
+    assert paths['smiles'].is_dir() and paths['zinc'].is_dir()
+    assert (work / 'shared' / 'ogbg_molhiv' / 'mapping' /
+            'mol.csv.gz').read_bytes() == b'x'
+    (source / 'ogbg_molhiv' / 'mapping' / 'mol.csv.gz').unlink()
     with pytest.raises(SystemExit, match='Missing ogbg_molhiv'):
         device_data.prepare_data(source, work)
 
