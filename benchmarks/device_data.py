@@ -14,7 +14,7 @@ DATA_PATHS = ('ZINC-proxy/raw', 'ZINC-proxy/smiles',
               'ogbg_molhiv/mapping/mol.csv.gz',
               'ZINC/subset_partial_pyg/val_arrays.npz')
 #: The one archive of :data:`DATA_PATHS` that gpu_bundle.py packs.
-DATA_ARCHIVE = 'data.tar.gz'
+DATA_ARCHIVE = 'data.tar.xz'
 
 
 def prepare_data(source: Path, work: Path) -> dict[str, Path]:

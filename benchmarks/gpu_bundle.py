@@ -13,7 +13,7 @@ internet, beside the repository (both folders are ignored by git):
   path they would shadow the machine's transformers 5, which torchmetrics
   imports when Lightning loads (and the slimmed wheel lacks what it
   reads);
-* ``.device-data/data.tar.gz``: the folders of ``--shared`` that
+* ``.device-data/data.tar.xz``: the folders of ``--shared`` that
   gpu_check.py reads (its ``DATA_PATHS``) in one archive.
 
 It prints the sizes against the 64 MiB that one call may carry (tracked
@@ -180,7 +180,7 @@ def pack_data(shared: Path, target: Path) -> None:
         raise SystemExit(f"--shared {shared} lacks {', '.join(missing)}")
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir()
-    with tarfile.open(target / DATA_ARCHIVE, 'w:gz') as tar:
+    with tarfile.open(target / DATA_ARCHIVE, 'w:xz') as tar:
         for name in DATA_PATHS:
             tar.add(shared / name, arcname=name)
 

@@ -36,7 +36,7 @@ step).
 
 The machine has no internet and lacks rdkit, ogb and the Hugging Face
 reference: ``python benchmarks/gpu_bundle.py`` packs them as wheels and the
-data (see :data:`DATA_PATHS`) as one ``data.tar.gz`` into ``.whl/`` and
+data (see :data:`DATA_PATHS`) as one ``data.tar.xz`` into ``.whl/`` and
 ``.device-data/`` (both ignored by git), which the call carries.
 
 ``--device cpu --tiny`` is the rehearsal: every step on the CPU with a tiny
@@ -96,7 +96,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--data', type=Path,
                         default=REPO.parent / 'shared' / 'data',
                         help='Data folder laid out as ../shared/data, or '
-                        'holding the data.tar.gz of gpu_bundle.py.')
+                        'holding the data.tar.xz of gpu_bundle.py.')
     parser.add_argument('--device', default='cuda', choices=['cuda', 'cpu'])
     parser.add_argument('--tiny', action='store_true',
                         help='Rehearsal: tiny model, a few steps.')

@@ -116,7 +116,7 @@ def test_the_data_archive_is_unpacked_and_checked(tmp_path):
             path.mkdir(parents=True)
     carried = tmp_path / 'carried'
     carried.mkdir()
-    with tarfile.open(carried / device_data.DATA_ARCHIVE, 'w:gz') as tar:
+    with tarfile.open(carried / device_data.DATA_ARCHIVE, 'w:xz') as tar:
         for name in device_data.DATA_PATHS:
             tar.add(source / name, arcname=name)
     work = tmp_path / 'work'
