@@ -49,6 +49,12 @@ def test_a_step_gets_its_limit_or_what_is_left(tmp_path, monkeypatch):
     check.deadline = gpu_check.time.perf_counter() + 60
     assert check.run('train', ['true'])
     assert timeouts[0] == 150 and 55 < timeouts[1] <= 60
+    # The wheels' install (device_run.sh's --spent-seconds) comes off the
+    # budget.
+    args = gpu_check.parse_args(['--out', str(tmp_path), '--spent-seconds',
+                                 '12'])
+    monkeypatch.setattr(gpu_check, 'prepare_data', lambda *a: {})
+    assert gpu_check.Check(args, tmp_path).report['budget_s'] == 528
     check.deadline = gpu_check.time.perf_counter() + 5
     assert not check.run('train', ['true'])
     assert check.report['steps']['train'][-1]['status'].startswith('skipped')
