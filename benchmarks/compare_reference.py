@@ -7,14 +7,21 @@ r"""Side-by-side benchmark of graphormer-sepnorm and the reference Graphormer
     real ZINC graphs and MolHIV molecules. Ours is also timed with the
     multi-hop path-edge tensor materialised (``[n, n, hops, features]``, as
     the reference stores it; our model builds it on the fly instead).
-(b) Training step (forward + loss + backward) at batch 128, train mode with
+(b) Training step (forward, loss, backward, gradient clipping and an AdamW
+    step) at each recipe's batch size (``--zinc-batch-sizes``,
+    ``--molhiv-batch-sizes``; by default the configs'), train mode with
     the same dropouts and the same maths: the reference, our converted model
     (ShareNorm, ``convert_graphormer``) and its SepNorm version
     (``to_sepnorm``). Shapes: ZINC slim (12 layers, hidden 80, FFN 80, 8
     heads, multi-hop 20) on ZINC graphs, and the same slim shape with OGB
     features and multi-hop 5 (the reference config's default) on MolHIV. On
     CUDA (when available) also bf16 autocast and peak memory per step.
-(c) Writes the table to ``benchmarks/results/reference_comparison.md``.
+(c) Writes the table to ``benchmarks/results/reference_comparison.md``,
+    rewritten after every row (a run stopped by a time limit keeps the rows
+    it finished), and with ``--json`` the rows as JSON.
+
+``--devices cuda`` measures the CUDA rows alone: (a) and the collation rows
+run on the CPU, so the GPU check leaves them to ``--devices cpu`` runs.
 
 Batching: the reference's inputs are built with ``preprocess_item`` and
 ``GraphormerDataCollator(spatial_pos_max=20)`` (our models mask the same
@@ -25,6 +32,7 @@ the batch, 510 hops for a salt, which needs gigabytes).
 """
 import argparse
 import gzip
+import json
 import math
 import platform
 import statistics
@@ -45,6 +53,7 @@ from graphormer_sepnorm.data.featurize import (FeaturizationError,  # noqa
                                                smiles_to_ogb_graph)
 from graphormer_sepnorm.transforms import (AddShortestPaths,  # noqa
                                            add_batch_layout)
+from gpu_check import recipe_batch_size  # noqa: E402 (benchmarks/)
 
 DEFAULT_SHARED = REPO.parent / 'shared' / 'data'
 DEFAULT_OUTPUT = REPO / 'benchmarks' / 'results' / 'reference_comparison.md'
@@ -189,34 +198,47 @@ def step_times(steps: dict, batches, repeats: int, device) -> dict:
 
 
 def make_step(model, call, device, amp: bool, which: int):
-    """One forward+backward of ``model`` on item ``which`` of a
-    (reference batch, our batch) pair."""
+    """One training step of ``model`` on item ``which`` of a (reference
+    batch, our batch) pair: forward, loss, backward, gradient clipping
+    (norm 5, as the recipes) and an AdamW step of its own optimizer."""
+    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-4)
+
     def step(pair):
-        model.zero_grad(set_to_none=True)
+        optimizer.zero_grad(set_to_none=True)
         inputs, target = pair[which]
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
             out = call(model, inputs)
         loss = torch.nn.functional.mse_loss(out.float().view(-1), target)
         loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+        optimizer.step()
     return step
 
 
 # ---------------------------------------------------------------- main
-def benchmark(args) -> list[dict]:
+def benchmark(args, rows: list[dict], done) -> None:
+    r"""Appends the rows to :obj:`rows`, calling :obj:`done` after each
+    part so that the report can be rewritten as the rows come."""
     collating, configuration, modeling = import_reference()
     shared = Path(args.shared)
-    rows: list[dict] = []
     transform = AddShortestPaths()
-
+    batch_sizes = {'ZINC': args.zinc_batch_sizes or [recipe_batch_size(
+                 'zinc_subset_sepnorm.yaml')],
+             'MolHIV': args.molhiv_batch_sizes or [recipe_batch_size(
+                 'molhiv_sepnorm.yaml')]}
+    count = args.num_graphs or args.batches * max(max(b) for b in
+                                                  batch_sizes.values())
     datasets = {
-        'ZINC': load_zinc(shared, args.num_graphs),
-        'MolHIV': load_molhiv(shared, args.num_graphs),
+        'ZINC': load_zinc(shared, count),
+        'MolHIV': load_molhiv(shared, count),
     }
     shapes = {'ZINC': dict(hops=20, featurizer='zinc'),
               'MolHIV': dict(hops=5, featurizer='ogb')}
+    devices = [torch.device(d) for d in args.devices
+               if d == 'cpu' or torch.cuda.is_available()]
 
-    # (a) preprocessing ------------------------------------------------
-    for name, graphs in datasets.items():
+    # (a) preprocessing (CPU) --------------------------------------------
+    for name, graphs in (datasets.items() if 'cpu' in args.devices else ()):
         hops = shapes[name]['hops']
         items = [reference_item(g) for g in graphs]
         ours = per_graph_us(transform, graphs,
@@ -236,115 +258,133 @@ def benchmark(args) -> list[dict]:
                          unit='us/graph', ours=ours_mat, ref=ref))
         print(f'[preprocess] {name}: ours {ours:.0f} us, with path edges '
               f'{ours_mat:.0f} us, reference {ref:.0f} us', flush=True)
+        done()
 
     # (b) training step --------------------------------------------------
-    from torch_geometric.data import Batch
-    devices = [torch.device('cpu')]
-    if torch.cuda.is_available() and not args.cpu_only:
-        devices.append(torch.device('cuda'))
     for name, graphs in datasets.items():
-        hops, featurizer = shapes[name]['hops'], shapes[name]['featurizer']
         processed = [transform(g.clone()) for g in graphs]
-        num_batches = min(args.batches, len(graphs) // args.batch_size)
-        chunks = [range(i * args.batch_size, (i + 1) * args.batch_size)
-                  for i in range(num_batches)]
-        torch.manual_seed(0)
-        config = configuration.GraphormerConfig(
-            num_classes=1, num_atoms=512 * processed[0].x.size(1),
-            num_edges=512 * processed[0].edge_attr.view(
-                processed[0].edge_index.size(1), -1).size(1),
-            num_hidden_layers=12, embedding_dim=80, ffn_embedding_dim=80,
-            num_attention_heads=8, multi_hop_max_dist=hops,
-            edge_type='multi_hop', pre_layernorm=True,
-            encoder_normalize_before=False, dropout=0.0,
-            attention_dropout=0.1, activation_dropout=0.1,
-            spatial_pos_max=SPATIAL_POS_MAX)
-        reference = modeling.GraphormerForGraphClassification(config)
-        share = convert_graphormer(reference, featurizer=featurizer,
-                                   spatial_pos_max=SPATIAL_POS_MAX)
-        sep = to_sepnorm(share)
-        collator = collating.GraphormerDataCollator(
-            spatial_pos_max=SPATIAL_POS_MAX)
+        for batch_size in batch_sizes[name]:
+            training_steps(args, rows, done, (collating, configuration,
+                                              modeling), name, shapes[name],
+                           graphs, processed, batch_size, devices)
 
-        ref_batches, our_batches = [], []
-        collate_ref, collate_ours = [], []
-        for chunk in chunks:
-            items = []
-            for i in chunk:
-                item = collating.preprocess_item(reference_item(graphs[i]))
-                item['input_edges'] = item['input_edges'][:, :, :hops]
-                items.append(item)
-            start = time.perf_counter()
-            inputs = collator(items)
-            collate_ref.append(time.perf_counter() - start)
-            target = inputs.pop('labels').float().view(-1)
-            ref_batches.append((inputs, target))
-            # Our collation includes the batch layout the model reads, as
-            # the training loader builds it (size buckets on the CPU).
-            start = time.perf_counter()
-            batch = add_batch_layout(
-                Batch.from_data_list([processed[i] for i in chunk]),
-                **sep.layout_options())
-            collate_ours.append(time.perf_counter() - start)
-            our_batches.append((batch, batch.y.float().view(-1)))
+
+def training_steps(args, rows: list[dict], done, reference_modules,
+                   name: str, shape: dict, graphs: list, processed: list,
+                   batch_size: int, devices: list) -> None:
+    r"""The training-step rows of one dataset and batch size (part (b)):
+    the collation (with the CPU) and, on each of :obj:`devices`, each
+    precision's step times and peak memory."""
+    from torch_geometric.data import Batch
+    collating, configuration, modeling = reference_modules
+    hops, featurizer = shape['hops'], shape['featurizer']
+    num_batches = min(args.batches, len(graphs) // batch_size)
+    if num_batches == 0:
+        raise SystemExit(f'{name}: {len(graphs)} graphs make no batch of '
+                         f'{batch_size}; raise --num-graphs')
+    chunks = [range(i * batch_size, (i + 1) * batch_size)
+              for i in range(num_batches)]
+    torch.manual_seed(0)
+    config = configuration.GraphormerConfig(
+        num_classes=1, num_atoms=512 * processed[0].x.size(1),
+        num_edges=512 * processed[0].edge_attr.view(
+            processed[0].edge_index.size(1), -1).size(1),
+        num_hidden_layers=args.num_layers, embedding_dim=80, ffn_embedding_dim=80,
+        num_attention_heads=8, multi_hop_max_dist=hops,
+        edge_type='multi_hop', pre_layernorm=True,
+        encoder_normalize_before=False, dropout=0.0,
+        attention_dropout=0.1, activation_dropout=0.1,
+        spatial_pos_max=SPATIAL_POS_MAX)
+    reference = modeling.GraphormerForGraphClassification(config)
+    share = convert_graphormer(reference, featurizer=featurizer,
+                               spatial_pos_max=SPATIAL_POS_MAX)
+    sep = to_sepnorm(share)
+    collator = collating.GraphormerDataCollator(
+        spatial_pos_max=SPATIAL_POS_MAX)
+
+    ref_batches, our_batches = [], []
+    collate_ref, collate_ours = [], []
+    for chunk in chunks:
+        items = []
+        for i in chunk:
+            item = collating.preprocess_item(reference_item(graphs[i]))
+            item['input_edges'] = item['input_edges'][:, :, :hops]
+            items.append(item)
+        start = time.perf_counter()
+        inputs = collator(items)
+        collate_ref.append(time.perf_counter() - start)
+        target = inputs.pop('labels').float().view(-1)
+        ref_batches.append((inputs, target))
+        # Our collation includes the batch layout the model reads, as
+        # the training loader builds it (size buckets on the CPU).
+        start = time.perf_counter()
+        batch = add_batch_layout(
+            Batch.from_data_list([processed[i] for i in chunk]),
+            **sep.layout_options())
+        collate_ours.append(time.perf_counter() - start)
+        our_batches.append((batch, batch.y.float().view(-1)))
+    if 'cpu' in args.devices:
         rows.append(dict(part='collate', what=f'{name}, batch '
-                         f'{args.batch_size}', unit='ms/batch',
+                         f'{batch_size}', unit='ms/batch',
                          ours=statistics.median(collate_ours) * 1e3,
                          ref=statistics.median(collate_ref) * 1e3))
+        done()
 
-        for device in devices:
-            precisions = ['fp32'] + (['bf16'] if device.type == 'cuda' else [])
-            for precision in precisions:
-                amp = precision == 'bf16'
+    for device in devices:
+        precisions = ['fp32'] + (['bf16'] if device.type == 'cuda' else [])
+        for precision in precisions:
+            amp = precision == 'bf16'
 
-                def on(batches):
-                    return [(jsonable_to(b, device), t.to(device))
-                            for b, t in batches]
+            def on(batches):
+                return [(jsonable_to(b, device), t.to(device))
+                        for b, t in batches]
 
-                def ours_on(batches):
-                    # One size bucket on an accelerator, as in training.
-                    return on(batches) if device.type == 'cpu' else [
-                        (add_batch_layout(b, **dict(sep.layout_options(),
-                                                    num_buckets=1),
-                                          device=device), t.to(device))
-                        for b, t in on(batches)]
+            def ours_on(batches):
+                # One size bucket on an accelerator, as in training.
+                return on(batches) if device.type == 'cpu' else [
+                    (add_batch_layout(b, **dict(sep.layout_options(),
+                                                num_buckets=1),
+                                      device=device), t.to(device))
+                    for b, t in on(batches)]
 
-                ref_dev, our_dev = on(ref_batches), ours_on(our_batches)
-                for model in (reference, share, sep):
-                    model.to(device).train()
-                results = step_times({
-                    'ref': make_step(reference, lambda m, x: m(**x).logits,
-                                     device, amp, 0),
-                    'share': make_step(share, lambda m, x: m(x), device, amp,
-                                       1),
-                    'sep': make_step(sep, lambda m, x: m(x), device, amp, 1),
-                }, list(zip(ref_dev, our_dev)), args.repeats, device)
-                for model in (reference, share, sep):
-                    model.cpu()
-                print(f'[step] {name} {device.type} {precision}: ' + ', '.join(
-                    f"{k} {v['wall']:.0f} ms ({v['cpu']:.0f} ms CPU)"
-                    for k, v in results.items()), flush=True)
-                what = (f'{name} slim (12x80, 8 heads, multi-hop {hops}), '
-                        f'batch {args.batch_size}, {device.type} {precision}')
-                for variant, label in (('share', 'ShareNorm'),
-                                       ('sep', 'SepNorm')):
+            ref_dev, our_dev = on(ref_batches), ours_on(our_batches)
+            for model in (reference, share, sep):
+                model.to(device).train()
+            results = step_times({
+                'ref': make_step(reference, lambda m, x: m(**x).logits,
+                                 device, amp, 0),
+                'share': make_step(share, lambda m, x: m(x), device, amp,
+                                   1),
+                'sep': make_step(sep, lambda m, x: m(x), device, amp, 1),
+            }, list(zip(ref_dev, our_dev)), args.repeats, device)
+            for model in (reference, share, sep):
+                model.cpu()
+            print(f'[step] {name} {device.type} {precision}: ' + ', '.join(
+                f"{k} {v['wall']:.0f} ms ({v['cpu']:.0f} ms CPU)"
+                for k, v in results.items()), flush=True)
+            what = (f'{name} slim ({args.num_layers}x80, 8 heads, multi-hop {hops}), '
+                    f'batch {batch_size}, {device.type} {precision}')
+            setting = dict(dataset=name, batch_size=batch_size,
+                           device=device.type, precision=precision)
+            for variant, label in (('share', 'ShareNorm'),
+                                   ('sep', 'SepNorm')):
+                rows.append(dict(
+                    part='train step', what=f'{what}, ours {label}',
+                    unit='ms/step (wall)', ours=results[variant]['wall'],
+                    ref=results['ref']['wall'], norm=label, **setting))
+                if device.type == 'cpu':
                     rows.append(dict(
-                        part='train step', what=f'{what}, ours {label}',
-                        unit='ms/step (wall)', ours=results[variant]['wall'],
-                        ref=results['ref']['wall']))
-                    if device.type == 'cpu':
-                        rows.append(dict(
-                            part='train step',
-                            what=f'{what}, ours {label}',
-                            unit='ms/step (process CPU time)',
-                            ours=results[variant]['cpu'],
-                            ref=results['ref']['cpu']))
-                    else:
-                        rows.append(dict(
-                            part='peak memory', what=f'{what}, ours {label}',
-                            unit='MiB', ours=results[variant]['peak'],
-                            ref=results['ref']['peak']))
-    return rows
+                        part='train step',
+                        what=f'{what}, ours {label}',
+                        unit='ms/step (process CPU time)',
+                        ours=results[variant]['cpu'],
+                        ref=results['ref']['cpu']))
+                else:
+                    rows.append(dict(
+                        part='peak memory', what=f'{what}, ours {label}',
+                        unit='MiB', ours=results[variant]['peak'],
+                        ref=results['ref']['peak']))
+            done()
 
 
 def jsonable_to(batch, device):
@@ -393,9 +433,15 @@ def main(argv=None) -> int:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument('--shared', default=str(DEFAULT_SHARED),
                         help='shared data folder (ZINC/, ogbg_molhiv/)')
-    parser.add_argument('--num-graphs', type=int, default=512,
-                        help='graphs per dataset')
-    parser.add_argument('--batch-size', type=int, default=128)
+    parser.add_argument('--num-graphs', type=int, default=None,
+                        help='graphs per dataset (default: --batches '
+                        'batches of the largest batch size)')
+    parser.add_argument('--zinc-batch-sizes', type=int, nargs='+',
+                        help="ZINC batch sizes (default: the ZINC-subset "
+                        "recipe's, configs/zinc_subset_sepnorm.yaml)")
+    parser.add_argument('--molhiv-batch-sizes', type=int, nargs='+',
+                        help="MolHIV batch sizes (default: the recipe's, "
+                        "configs/molhiv_sepnorm.yaml)")
     parser.add_argument('--batches', type=int, default=2,
                         help='distinct batches timed per step measurement')
     parser.add_argument('--repeats', type=int, default=3,
@@ -404,26 +450,39 @@ def main(argv=None) -> int:
                         help="torch CPU threads (default: torch's). On a "
                         "machine shared with other jobs, 1 avoids OpenMP "
                         "threads spinning on busy cores")
-    parser.add_argument('--cpu-only', action='store_true',
-                        help='skip CUDA even when available')
+    parser.add_argument('--num-layers', type=int, default=12,
+                        help='layers of every model (12: the slim recipes; '
+                        'fewer for a quick rehearsal)')
+    parser.add_argument('--devices', nargs='+', choices=['cpu', 'cuda'],
+                        default=['cpu', 'cuda'],
+                        help='where to measure (cuda only when available); '
+                        'the preprocessing and collation rows come with cpu')
     parser.add_argument('--output', default=str(DEFAULT_OUTPUT),
-                        help="markdown file for the results ('-' for none)")
+                        help="markdown file for the results ('-' for none), "
+                        "rewritten after every row")
+    parser.add_argument('--json', default=None,
+                        help='also write the rows to this JSON file')
     args = parser.parse_args(argv)
+    args.command_line = ' '.join(sys.argv[1:] if argv is None else argv)
     warnings.filterwarnings('ignore')
     if args.threads:
         torch.set_num_threads(args.threads)
-    rows = benchmark(args)
-    text = table(rows)
-    info = hardware()
-    print(info)
-    print(text)
-    if args.output != '-':
-        write_report(Path(args.output), text, info, args)
+    rows: list[dict] = []
+
+    def done() -> None:
+        if args.output != '-':
+            write_report(Path(args.output), table(rows), hardware(), args)
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=2))
+
+    benchmark(args, rows, done)
+    print(hardware())
+    print(table(rows))
     return 0
 
 
 def write_report(path: Path, text: str, info: str, args) -> None:
-    cuda = torch.cuda.is_available() and not args.cpu_only
+    cuda = torch.cuda.is_available() and 'cuda' in args.devices
     note = ('' if cuda else
             '\nNo GPU was available: the CUDA rows (fp32, bf16 autocast, '
             'peak memory per step) were not measured; the script measures '
@@ -433,10 +492,7 @@ def write_report(path: Path, text: str, info: str, args) -> None:
         '# graphormer-sepnorm vs the reference Graphormer (Hugging Face '
         'transformers)\n\n'
         'Written by `python benchmarks/compare_reference.py` '
-        f'(`--num-graphs {args.num_graphs} --batch-size {args.batch_size} '
-        f'--batches {args.batches} --repeats {args.repeats}'
-        f'{" --threads " + str(args.threads) if args.threads else ""}`). '
-        'Medians after '
+        f'(`{args.command_line}`). Medians after '
         'warm-up; speed-up = reference / ours.\n\n'
         f'Hardware: {info}\n{note}\n{text}\n\n'
         'Notes:\n\n'
@@ -446,8 +502,8 @@ def write_report(path: Path, text: str, info: str, args) -> None:
         'tensor). The "+ path-edge tensor" rows add, to ours, materialising '
         'that tensor in NumPy for the model\'s hops (our model gathers it on '
         'the fly instead, inside the timed training step).\n'
-        '* Training step: forward, MSE loss and backward (no optimizer) on '
-        'collated batches, train mode, dropout 0.0 / attention dropout 0.1 '
+        '* Training step: forward, MSE loss, backward, gradient clipping and '
+        'an AdamW step on collated batches, train mode, dropout 0.0 / attention dropout 0.1 '
         '/ activation dropout 0.1 in all models; ours converted from the '
         'reference with `convert_graphormer` (same weights and maths, '
         '`max_attention_distance=18` for the collator\'s '
@@ -461,7 +517,6 @@ def write_report(path: Path, text: str, info: str, args) -> None:
         'to the model\'s hops before collation (the Hugging Face collator '
         'pads every graph to the longest path of the batch: 510 hops with a '
         'salt). Collation is timed separately ("collate" rows).\n')
-    print(f'wrote {path}')
 
 
 if __name__ == '__main__':

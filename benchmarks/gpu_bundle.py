@@ -3,17 +3,27 @@ r"""Packs what ``benchmarks/gpu_check.py`` needs on a GPU machine without
 internet, beside the repository (both folders are ignored by git):
 
 * ``.whl/``: the wheels its Python (3.12) lacks: rdkit, ogb and ogb's small
-  dependencies, and the Hugging Face reference: ``transformers`` before its
-  Graphormer was removed, slimmed to what the reference imports (see
-  :func:`slim_wheel`), with the ``huggingface_hub`` and ``tokenizers`` it
-  requires;
-* ``.device-data/data.tar.gz``: the folders of ``--shared`` that
+  dependencies (:data:`WHEELS`), which ``benchmarks/device_run.sh``
+  installs for every step;
+* ``.whl/reference/``: the Hugging Face reference (:data:`REFERENCE_WHEELS`):
+  ``transformers`` before its Graphormer was removed, slimmed to what the
+  reference imports (see :func:`slim_wheel`), with the ``huggingface_hub``
+  and ``tokenizers`` it requires. ``device_run.sh`` installs them on a path
+  of their own, which only the reference step puts first: on every other
+  path they would shadow the machine's transformers 5, which torchmetrics
+  imports when Lightning loads (and the slimmed wheel lacks what it
+  reads);
+* ``.device-data/data.tar.xz``: the folders of ``--shared`` that
   gpu_check.py reads (its ``DATA_PATHS``) in one archive.
 
 It prints the sizes against the 64 MiB that one call may carry (tracked
 tree included)::
 
     python benchmarks/gpu_bundle.py [--shared ../shared/data]
+
+``--python-version 3.11 --into DIR`` fetches them for another Python into
+another folder: the CI rehearsal of the device run
+(``benchmarks/device_rehearsal.sh``).
 """
 from __future__ import annotations
 
@@ -32,16 +42,20 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-#: Wheels for CPython 3.12 on x86-64 Linux. transformers 4.57 is the last
-#: release with the (deprecated) Graphormer; it refuses the newer
+#: Wheels for CPython 3.12 on x86-64 Linux that every step may import.
+WHEELS = ['rdkit', 'ogb==1.3.6', 'outdated', 'littleutils']
+#: The reference's wheels, in their own folder :data:`REFERENCE_DIR`.
+#: transformers 4.57 is the last release with the (deprecated) Graphormer; it refuses the newer
 #: huggingface_hub and tokenizers of the GPU machine's image. The reference
 #: tokenizes nothing, and transformers checks tokenizers' version only where
 #: it is installed, but it imports tokenizers anyway: its configuration_utils
 #: (GraphormerConfig's base) imports the GGUF mapping of integrations/ggml.py,
 #: which imports tokenizers unconditionally.
-WHEELS = ['rdkit', 'ogb==1.3.6', 'outdated', 'littleutils',
-          'transformers>=4.41,<4.58', 'huggingface_hub<1.0',
-          'tokenizers>=0.22,<=0.23.0']
+REFERENCE_WHEELS = ['transformers>=4.41,<4.58', 'huggingface_hub<1.0',
+                    'tokenizers>=0.22,<=0.23.0']
+#: Where the reference's wheels go, under ``.whl/``; ``.whl/*.whl`` (what
+#: every step gets) does not reach into it.
+REFERENCE_DIR = 'reference'
 
 #: What :func:`slim_wheel` keeps of ``transformers/models/``, which holds 43
 #: of the 52 MB the wheel unpacks to: the Graphormer reference, and
@@ -61,11 +75,14 @@ PLATFORMS = ['manylinux_2_28_x86_64', 'manylinux_2_17_x86_64',
 LIMIT_MIB = 64
 
 
-def download_wheels(target: Path) -> None:
-    target.mkdir(exist_ok=True)
+def download_wheels(target: Path, wheels: list[str],
+                    python_version: str = '3.12') -> None:
+    r"""Downloads :obj:`wheels` (no dependencies) for CPython
+    :obj:`python_version` on x86-64 Linux into :obj:`target`."""
+    target.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, '-m', 'pip', 'download', '--no-deps',
-               '--only-binary=:all:', '--python-version', '3.12',
-               '--implementation', 'cp', '-d', str(target), *WHEELS]
+               '--only-binary=:all:', '--python-version', python_version,
+               '--implementation', 'cp', '-d', str(target), *wheels]
     for platform in PLATFORMS:
         command[4:4] = ['--platform', platform]
     subprocess.run(command, check=True)
@@ -157,13 +174,13 @@ def slim_transformers(target: Path) -> None:
 
 
 def pack_data(shared: Path, target: Path) -> None:
-    from gpu_check import DATA_ARCHIVE, DATA_PATHS
+    from device_data import DATA_ARCHIVE, DATA_PATHS
     missing = [name for name in DATA_PATHS if not (shared / name).exists()]
     if missing:
         raise SystemExit(f"--shared {shared} lacks {', '.join(missing)}")
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir()
-    with tarfile.open(target / DATA_ARCHIVE, 'w:gz') as tar:
+    with tarfile.open(target / DATA_ARCHIVE, 'w:xz') as tar:
         for name in DATA_PATHS:
             tar.add(shared / name, arcname=name)
 
@@ -182,18 +199,35 @@ def tracked_mib() -> float:
                if n and os.path.lexists(REPO / n.decode())) / 2**20
 
 
+def bundle(into: Path, shared: Path, python_version: str = '3.12') -> dict:
+    r"""Fills :obj:`into`'s ``.whl/`` (the reference's wheels in
+    ``.whl/reference/``) and ``.device-data/``; returns their sizes and the
+    tracked tree's, in MiB."""
+    shutil.rmtree(into / '.whl', ignore_errors=True)
+    download_wheels(into / '.whl', WHEELS, python_version)
+    reference = into / '.whl' / REFERENCE_DIR
+    download_wheels(reference, REFERENCE_WHEELS, python_version)
+    slim_transformers(reference)
+    pack_data(shared, into / '.device-data')
+    return {'tracked tree': tracked_mib(), '.whl': mib(into / '.whl'),
+            '.device-data': mib(into / '.device-data')}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split('\n\n')[0],
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--shared', type=Path,
-                        default=REPO.parent / 'shared' / 'data')
+                        default=REPO.parent / 'shared' / 'data',
+                        help='The data folder (laid out as ../shared/data).')
+    parser.add_argument('--python-version', default='3.12',
+                        help="The wheels' CPython version (the GPU "
+                        "machine's: 3.12).")
+    parser.add_argument('--into', type=Path, default=REPO,
+                        help='The folder that receives .whl/ and '
+                        '.device-data/ (default: the repository).')
     args = parser.parse_args(argv)
-    download_wheels(REPO / '.whl')
-    slim_transformers(REPO / '.whl')
-    pack_data(args.shared, REPO / '.device-data')
-    sizes = {'tracked tree': tracked_mib(), '.whl': mib(REPO / '.whl'),
-             '.device-data': mib(REPO / '.device-data')}
+    sizes = bundle(args.into, args.shared, args.python_version)
     for name, size in sizes.items():
         print(f'{name:14s} {size:6.1f} MiB')
     total = sum(sizes.values())

@@ -2,55 +2,46 @@
 r"""The GPU check: one prepared run on a fresh single-GPU machine that says
 whether this library works there and how fast it is.
 
-Steps, in order of what the figures need most, each a subprocess with its
-own time limit (a step that fails or runs out of time loses nothing of the
-others):
+``benchmarks/device_run.sh`` is the device command: it installs the carried
+wheels and runs this script. Steps, in this order, each a subprocess with
+its own time limit (:data:`LIMITS`, which add up to the 540 s budget of a
+call of ``timeout_s`` 570; a step that fails or runs out of time loses
+nothing of the others), each writing its figures as it goes:
 
-1. ``env``: the machine (``nvidia-smi``, CPU, versions);
-2. ``tests``: ``tests/gpu`` and ``tests/models/test_host_syncs.py``
-   (CPU/CUDA parity, bf16, no host sync, compile, resume, evaluate,
-   Predictor, two processes on one GPU); on a GPU a skipped test fails the
+1. ``env``: the machine (``nvidia-smi``, CPU, versions, the reference's
+   transformers on its own path); ``tests``: ``tests/gpu`` and
+   ``tests/models/test_host_syncs.py``; on a GPU a skipped test fails the
    step;
-3. ``throughput``: training steps/s, graphs/s and peak memory of the
-   ZINC-subset and MolHIV recipes at their batch sizes
-   (``benchmarks/train_throughput.py``), fp32 and bf16, one and four size
-   buckets;
-4. ``train``: a timed real ZINC-subset training of the recipe
+2. ``speed``: training steps/s (forward, backward, clipping, AdamW) at each
+   recipe's batch size (ZINC 128 and the ZINC-subset recipe's 256, MolHIV
+   128), fp32 and bf16, ours beside the Hugging Face reference on the same
+   batches (``benchmarks/compare_reference.py --devices cuda``, with the
+   reference's transformers first on its path: ``--reference-path``);
+3. ``train``: a timed real ZINC-subset training of the recipe
    (``configs/zinc_subset_sepnorm.yaml``), as many steps as fit in
-   ``--train-seconds`` at the rate step 3 measured, with validation and
+   ``--train-seconds`` at the rate step 2 measured, with validation and
    test MAE;
-5. ``reference``: the Hugging Face reference Graphormer beside ours on the
-   same batches (``benchmarks/compare_reference.py``);
-6. ``throughput_compiled``: the ZINC-subset recipe compiled (bf16);
-7. ``throughput_large``: batches of 1,024 graphs (bf16);
-8. ``pipelines``: pretraining throughput (molecules/s) with featurizing
-   workers on a corpus of the ZINC SMILES, and prediction throughput from
-   SMILES, GPU against CPU.
+4. ``compiled``: the ZINC-subset recipe compiled (bf16), compile time apart
+   from the steady steps/s;
+5. ``pretrain`` and ``predict``: pretraining and prediction molecules/s,
+   with the GPU's and the CPU cores' utilization and what bounds them
+   (``benchmarks/device_load.py``).
 
 Everything goes to ``--out`` as at most 8 files: ``env.txt``,
-``tests_gpu.txt``, ``throughput.json`` (steps 3, 6 and 7; a run stopped by
-its limit keeps the settings it finished), ``reference.md``,
-``train_results.json``, ``train_metrics.csv``, ``pipelines.json`` and
-``gpu_check.json`` (each step's status, seconds, command and the tail of
-its output).
+``tests_gpu.txt``, ``reference.md`` (rewritten after every row),
+``train_results.json``, ``train_metrics.csv``, ``throughput.json`` (step
+4), ``pipelines.json`` and ``gpu_check.json`` (each step's status,
+seconds, limit, command and the tail of its output, rewritten after every
+step).
 
-The steps share ``--budget-seconds`` (500 by default, for a call of
-``timeout_s`` 530: starting the machine and carrying the 62 MiB there and
-back took about 260 s of the 900 s of device time of the first GPU run):
-each gets at most what is left, and one with under 10 s left is skipped and
-recorded so. The machine has no internet and lacks rdkit, ogb and the
-Hugging Face reference: bring them as wheels, and the data (see
-:data:`DATA_PATHS`) laid out as ``../shared/data`` or as one
-``data.tar.gz``. ``python benchmarks/gpu_bundle.py`` fills ``.whl/`` and
-``.device-data/`` here (both ignored by git); then, on the GPU machine::
+The machine has no internet and lacks rdkit, ogb and the Hugging Face
+reference: ``python benchmarks/gpu_bundle.py`` packs them as wheels and the
+data (see :data:`DATA_PATHS`) as one ``data.tar.xz`` into ``.whl/`` and
+``.device-data/`` (both ignored by git), which the call carries.
 
-    python3 -m pip install -q --no-index --no-deps --target /tmp/site \
-        .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD && \
-    python3 benchmarks/gpu_check.py --out $OUT --data .device-data
-
-``--device cpu --tiny`` is the dry run: every step on the CPU with a tiny
-model and a few steps (tests/benchmarks/test_gpu_check.py runs it in CI), so
-the script never reaches a GPU broken.
+``--device cpu --tiny`` is the rehearsal: every step on the CPU with a tiny
+model and a few steps (:data:`TINY_LIMITS`), as
+``benchmarks/device_rehearsal.sh`` runs it in CI on a copy of what travels.
 """
 from __future__ import annotations
 
@@ -62,7 +53,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -70,10 +60,31 @@ from typing import Callable, Optional
 
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from device_data import prepare_data  # noqa: E402
+from device_load import LoadSampler  # noqa: E402
 
-#: The recipe's model, shrunk for the dry run.
+#: The recipe's model, shrunk for the rehearsal.
 TINY_MODEL = ['model.num_layers=1', 'model.hidden_channels=16',
               'model.ffn_channels=16', 'model.num_heads=2']
+
+#: Each step's time limit (s) on the GPU, in the order they run; they add
+#: up to the default ``--budget-seconds``. The first GPU run's env step took
+#: 26 s; compiling the recipe took 90 to over 190 s where measured.
+LIMITS = {'env': 40, 'tests': 80, 'speed': 70, 'train': 150,
+          'compiled': 140, 'pretrain': 40, 'predict': 20}
+#: The rehearsal's limits (``--tiny``): caps for two CPU cores that other
+#: jobs may share (at a load of 8 to 10 on two cores the env step took over
+#: 90 s and the tests 120 s), not what it takes.
+TINY_LIMITS = {'env': 150, 'tests': 240, 'speed': 240, 'train': 300,
+               'compiled': 300, 'pretrain': 240, 'predict': 120}
+#: The steps of :data:`LIMITS` that each method of :class:`Check` runs.
+STEPS = {'env': ('env', ), 'tests': ('tests', ), 'speed': ('speed', ),
+         'train': ('train', ), 'compiled': ('compiled', ),
+         'pipelines': ('pretrain', 'predict')}
+#: ZINC batch sizes of the speed step: the goal's 128 and the ZINC-subset
+#: recipe's (configs/base/zinc_subset.yaml).
+ZINC_BATCH_SIZES = (128, 256)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -84,20 +95,32 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help='Output folder (at most 8 files).')
     parser.add_argument('--data', type=Path,
                         default=REPO.parent / 'shared' / 'data',
-                        help='Data folder laid out as ../shared/data.')
+                        help='Data folder laid out as ../shared/data, or '
+                        'holding the data.tar.xz of gpu_bundle.py.')
     parser.add_argument('--device', default='cuda', choices=['cuda', 'cpu'])
     parser.add_argument('--tiny', action='store_true',
-                        help='Dry run: tiny model, a few steps.')
+                        help='Rehearsal: tiny model, a few steps.')
     parser.add_argument('--steps', default=None,
-                        help='Only these steps, comma-separated.')
-    parser.add_argument('--train-seconds', type=float, default=60.0,
+                        help=f"Only these steps, comma-separated, of "
+                        f"{', '.join(STEPS)}.")
+    parser.add_argument('--train-seconds', type=float, default=100.0,
                         help='Training time of the timed ZINC-subset run.')
-    parser.add_argument('--budget-seconds', type=float, default=500.0,
-                        help='Wall time for all steps: each step gets at '
-                        'most what is left, and a step with under 10 s left '
-                        'is skipped (recorded as such).')
+    parser.add_argument('--budget-seconds', type=float, default=None,
+                        help='Wall time for all steps (default: the sum of '
+                        'the step limits, 540 s on a GPU): each step gets '
+                        'at most what is left, and a step with under 10 s '
+                        'left is skipped (recorded as such).')
+    parser.add_argument('--spent-seconds', type=float, default=0.0,
+                        help='Seconds of the budget spent before the check '
+                        '(device_run.sh: installing the wheels).')
     parser.add_argument('--workers', type=int, default=None,
                         help='Loader workers (default: CPUs - 2, at most 8).')
+    parser.add_argument('--reference-path', default=os.environ.get(
+        'GRAPHORMER_REFERENCE_PATH'), help='Folder holding the reference\'s '
+        'transformers 4.57 (device_run.sh installs .whl/reference/ there), '
+        'put first on the speed step\'s PYTHONPATH alone (default: '
+        '$GRAPHORMER_REFERENCE_PATH; none: the environment\'s '
+        'transformers).')
     return parser.parse_args(argv)
 
 
@@ -109,36 +132,41 @@ class Check:
         self.work = work
         self.tiny = args.tiny
         self.device = args.device
+        self.limits = TINY_LIMITS if args.tiny else LIMITS
         self.workers = (args.workers if args.workers is not None else
                         max(0, min(8, (os.cpu_count() or 2) - 2)))
         self.report: dict = {'device': args.device, 'tiny': args.tiny,
                              'started': time.strftime('%Y-%m-%d %H:%M:%S'),
-                             'steps': {}}
+                             'limits': self.limits, 'steps': {}}
         self.data = prepare_data(args.data, work)
-        self.deadline = time.perf_counter() + args.budget_seconds
+        budget = (args.budget_seconds if args.budget_seconds is not None
+                  else sum(self.limits.values())) - args.spent_seconds
+        self.report['budget_s'] = budget
+        self.deadline = time.perf_counter() + budget
 
     # -------------------------------------------------------------- plumbing
-    def run(self, name: str, command: list[str], timeout: float,
-            log: Optional[Path] = None, env: Optional[dict] = None,
+    def run(self, name: str, command: list[str], log: Optional[Path] = None,
+            env: Optional[dict] = None, first_path: Optional[str] = None,
             verdict: Optional[Callable[[str], Optional[str]]] = None
             ) -> bool:
-        r"""Runs one step's :obj:`command` (its own time limit, :obj:`env`
-        added to the environment) and records its status; the output goes
-        to :obj:`log` when given. :obj:`verdict` reads the output of a
-        command that succeeded and returns why the step failed anyway, or
-        :obj:`None`."""
+        r"""Runs step :obj:`name`'s :obj:`command` within its limit of
+        :data:`LIMITS` (or what is left of the budget), :obj:`env` added to
+        the environment and :obj:`first_path` first on its ``PYTHONPATH``,
+        and records its status; the output goes to :obj:`log` when given.
+        :obj:`verdict` reads the output of a command that succeeded and
+        returns why the step failed anyway, or :obj:`None`."""
         start = time.perf_counter()
         left = self.deadline - start
         if left < 10:
             self._record(name, 'skipped: the time budget is spent', 0.0,
                          command, '')
             return False
-        timeout = min(timeout, left)
+        timeout = min(self.limits[name], left)
         env = dict(os.environ, PYTHONUNBUFFERED='1',
                    GRAPHORMER_DATA_ROOT=str(self.work / 'data'),
                    **(env or {}))
         env['PYTHONPATH'] = os.pathsep.join(
-            p for p in (str(REPO), env.get('PYTHONPATH')) if p)
+            p for p in (first_path, str(REPO), env.get('PYTHONPATH')) if p)
         try:
             result = subprocess.run(command, cwd=REPO, env=env, text=True,
                                     capture_output=True, timeout=timeout)
@@ -154,13 +182,13 @@ class Check:
         seconds = time.perf_counter() - start
         if log is not None:
             log.write_text(output)
-        self._record(name, status, seconds, command, output)
+        self._record(name, status, seconds, command, output, timeout)
         return status == 'ok'
 
     def _record(self, name: str, status: str, seconds: float,
-                command: list[str], output: str) -> None:
+                command: list[str], output: str, limit: float = 0.0) -> None:
         self.report['steps'].setdefault(name, []).append(dict(
-            status=status, seconds=round(seconds, 1),
+            status=status, seconds=round(seconds, 1), limit_s=round(limit),
             command=' '.join(command), output_tail=output[-3000:]))
         print(f'[{name}] {status} in {seconds:.0f} s', flush=True)
         self.save()
@@ -169,27 +197,37 @@ class Check:
         (self.out / 'gpu_check.json').write_text(
             json.dumps(self.report, indent=2))
 
+    def accelerator(self) -> str:
+        return 'gpu' if self.device == 'cuda' else 'cpu'
+
     # ----------------------------------------------------------------- steps
     def env(self) -> None:
+        r"""Versions of what the steps import, the GPU and the reference's
+        transformers on its own path, then the CPU and ``nvidia-smi``."""
         code = ('import platform, torch, torch_geometric, lightning\n'
                 'print("python", platform.python_version())\n'
                 'print("torch", torch.__version__, "cuda", torch.version.cuda)'
                 '\nprint("torch_geometric", torch_geometric.__version__)\n'
                 'print("lightning", lightning.__version__)\n'
+                'import torchmetrics  # Imports transformers when present.\n'
                 'for name in ("rdkit", "ogb", "transformers", "numba"):\n'
-                '    try:\n'
-                '        module = __import__(name)\n'
-                '        print(name, getattr(module, "__version__", "?"))\n'
-                '    except ImportError as error:\n'
-                '        print(name, "MISSING", error)\n'
+                '    module = __import__(name)\n'
+                '    print(name, getattr(module, "__version__", "?"))\n'
                 'if torch.cuda.is_available():\n'
                 '    p = torch.cuda.get_device_properties(0)\n'
                 '    print("gpu", p.name, p.total_memory // 2**20, "MiB",\n'
                 '          p.multi_processor_count, "SMs")\n'
                 'print("cpus", __import__("os").cpu_count())\n')
-        self.run('env', [PYTHON, '-c', code], 60, self.out / 'env.txt')
+        # The reference's transformers on its own path, read from its
+        # metadata (importing it again would take half the step).
+        code += ('import importlib.metadata as m, sys\n'
+                 'for d in m.distributions(path=sys.argv[1:2]):\n'
+                 '    print("reference", d.metadata["Name"], d.version)\n')
+        log = self.out / 'env.txt'
+        self.run('env', [PYTHON, '-c', code, self.args.reference_path or ''],
+                 log)
         smi = shutil.which('nvidia-smi')
-        with open(self.out / 'env.txt', 'a') as f:
+        with open(log, 'a') as f:
             f.write(f'\nplatform {platform.platform()}\n'
                     f'processor {_cpu_name()}\n')
             if smi:
@@ -199,76 +237,34 @@ class Check:
     def tests(self) -> None:
         # On a GPU every test must run: a skip (missing data, say) would
         # pass the step with nothing checked, as in the first GPU run.
-        # The CPU dry run's limit leaves room for a busy machine: 32 s
-        # alone, past 60 s beside a CI run and a training run.
+        # One worker per file on a GPU; on the CPU everything but the
+        # host-sync counts skips, and starting workers costs more.
+        workers = '0' if self.device == 'cpu' else '3'
         self.run('tests', [PYTHON, '-m', 'pytest', '-q', '-rs', '-p',
-                           'no:cacheprovider', 'tests/gpu',
+                           'no:cacheprovider', '-n', workers, 'tests/gpu',
                            'tests/models/test_host_syncs.py'],
-                 150, self.out / 'tests_gpu.txt',
+                 self.out / 'tests_gpu.txt',
                  env=dict(GRAPHORMER_SHARED_DATA=str(self.data['shared'])),
                  verdict=None if self.device == 'cpu' else skipped_tests)
 
-    def throughput(self) -> None:
-        r"""Eager steps/s of both recipes at their batch sizes, fp32 and
-        bf16, with one size bucket (the GPU default) and with four."""
+    def speed(self) -> None:
+        r"""Ours beside the reference, training steps at the recipes' batch
+        sizes, fp32 and bf16 (``compare_reference.py``, CUDA rows only on
+        a GPU); the rows also go to ``speed.json`` in the work folder for
+        :meth:`_steps_that_fit`."""
         if self.tiny:
-            # ZINC-subset only (processing MolHIV's 41k molecules would take
-            # most of the dry run; the reference step reads it).
-            self._throughput('throughput_eager', [
-                '--precision', '32', 'bf16', '--batch-sizes', '16', '32'],
-                180, datasets=('zinc_subset', ))
+            size = ['--zinc-batch-sizes', '8', '16', '--molhiv-batch-sizes',
+                    '8', '--batches', '1', '--repeats', '1', '--num-layers',
+                    '1']
         else:
-            self._throughput('throughput_eager', [
-                '--precision', '32', 'bf16', '--buckets', '1', '4'], 100)
-
-    def throughput_compiled(self) -> None:
-        r"""The ZINC-subset recipe compiled (bf16); compiling takes about a
-        minute per setting. Not in the dry run (tests/models/test_compile.py
-        compiles on the CPU)."""
-        if not self.tiny:
-            self._throughput('throughput_compiled', [
-                '--precision', 'bf16', '--compile', 'on'], 100,
-                datasets=('zinc_subset', ))
-
-    def throughput_large(self) -> None:
-        r"""Batches of 1,024 graphs (bf16, one and four buckets): how far
-        the GPU is from saturated at the recipes' batch sizes."""
-        if not self.tiny:
-            self._throughput('throughput_large', [
-                '--precision', 'bf16', '--batch-sizes', '1024', '--buckets',
-                '1', '4'], 80)
-
-    def _throughput(self, label: str, extra: list[str], timeout: float,
-                    datasets: tuple[str, ...] = ('zinc_subset', 'molhiv')
-                    ) -> None:
-        r"""One run of ``train_throughput.py`` on :obj:`datasets`; its
-        settings (those it finished, if stopped by the time limit) join
-        ``throughput.json``."""
-        common = [PYTHON, 'benchmarks/train_throughput.py', '--devices',
-                  self.device, '--datasets', *datasets,
-                  '--data-root', str(self.work / 'data'), '--zinc-source',
-                  str(self.data['zinc']), '--molhiv-source',
-                  str(self.data['molhiv']), '--workers', str(self.workers)]
-        common += (['--steps', '2', '--warmup', '1', *TINY_MODEL]
-                   if self.tiny else ['--steps', '10', '--warmup', '3'])
-        part = self.work / f'{label}.json'
-        self.run(label, [*common, *extra, '--json', str(part)], timeout)
-        out = self.out / 'throughput.json'
-        results = json.loads(out.read_text()) if out.is_file() else []
-        if part.is_file():
-            results += json.loads(part.read_text())
-        out.write_text(json.dumps(results, indent=2))
-
-    def reference(self) -> None:
-        size = ['--num-graphs', '64', '--batch-size', '16', '--batches', '1',
-                '--repeats', '1'] if self.tiny else \
-            ['--num-graphs', '512', '--batch-size', '128', '--batches', '2',
-             '--repeats', '3']
-        self.run('reference', [PYTHON, 'benchmarks/compare_reference.py',
-                               '--shared', str(self.data['shared']), *size,
-                               '--output', str(self.out / 'reference.md')]
-                 + (['--cpu-only'] if self.device == 'cpu' else []),
-                 90 if self.tiny else 150)
+            size = ['--zinc-batch-sizes', *map(str, ZINC_BATCH_SIZES),
+                    '--batches', '2', '--repeats', '3']
+        self.run('speed', [PYTHON, 'benchmarks/compare_reference.py',
+                           '--shared', str(self.data['shared']), *size,
+                           '--devices', self.device, '--output',
+                           str(self.out / 'reference.md'), '--json',
+                           str(self.work / 'speed.json')],
+                 first_path=self.args.reference_path)
 
     def train(self) -> None:
         steps = 4 if self.tiny else self._steps_that_fit()
@@ -280,15 +276,15 @@ class Check:
                    f'output_dir={run_dir.parent}', f'run_name={run_dir.name}',
                    f'train.max_steps={steps}', f'optim.total_steps={steps}',
                    f'optim.warmup_steps={max(1, steps // 16)}',
+                   f'train.val_every_n_steps={max(1, steps // 8)}',
                    f'data.num_workers={self.workers}',
-                   f'train.accelerator={"gpu" if self.device == "cuda" else "cpu"}',
+                   f'train.accelerator={self.accelerator()}',
                    'train.progress_bar=false']
         if self.tiny:
             command += [*TINY_MODEL, 'data.batch_size=16',
                         'data.limit_train=64', 'data.limit_val=32',
                         'data.limit_test=32']
-        self.run('train', command,
-                 120 if self.tiny else self.args.train_seconds + 60)
+        self.run('train', command)
         for name, target in (('results.json', 'train_results.json'),
                              ('metrics.csv', 'train_metrics.csv')):
             if (run_dir / name).is_file():
@@ -296,30 +292,54 @@ class Check:
 
     def _steps_that_fit(self) -> int:
         r"""Steps of the ZINC-subset recipe in :obj:`--train-seconds` at
-        the rate the throughput step measured for it (its batch size, bf16,
-        eager, one bucket as the trainer's loader makes on a GPU), less a
-        fifth for validation; 2,000 if it was not measured."""
-        path = self.out / 'throughput.json'
+        the rate the speed step measured for its model (SepNorm, the
+        recipe's batch size, bf16, CUDA), halved for the loader and the
+        validations; 2,000 if it was not measured."""
+        path = self.work / 'speed.json'
         batch_size = recipe_batch_size('zinc_subset_sepnorm.yaml')
-        rates = [r['steps_per_s'] for r in (json.loads(path.read_text())
-                                            if path.is_file() else [])
-                 if r['dataset'] == 'zinc_subset'
-                 and r['batch_size'] == batch_size and r['buckets'] == 1
-                 and r['precision'] == 'bf16-mixed' and not r['compiled']]
-        if not rates:
+        times = [r['ours'] for r in (json.loads(path.read_text())
+                                     if path.is_file() else [])
+                 if r.get('dataset') == 'ZINC'
+                 and r.get('batch_size') == batch_size
+                 and r.get('device') == 'cuda' and r.get('norm') == 'SepNorm'
+                 and r.get('precision') == 'bf16'
+                 and r['unit'] == 'ms/step (wall)']
+        if not times:
             return 2000
-        return max(100, int(rates[0] * self.args.train_seconds * 0.8))
+        return max(100, int(1000 / times[0] * self.args.train_seconds * 0.5))
+
+    def compiled(self) -> None:
+        r"""The ZINC-subset recipe compiled (bf16), on the data the train
+        step processed: ``train_throughput.py`` times the first step
+        (compiling) apart from the steady steps."""
+        command = [PYTHON, 'benchmarks/train_throughput.py', '--devices',
+                   self.device, '--datasets', 'zinc_subset', '--data-root',
+                   str(self.work / 'data'), '--zinc-source',
+                   str(self.data['zinc']), '--workers', str(self.workers),
+                   '--precision', 'bf16', '--compile', 'on', '--json',
+                   str(self.out / 'throughput.json')]
+        # The rehearsal traces and differentiates the graph but leaves out
+        # inductor's C++ code generation (minutes on two CPU cores).
+        command += (['--batch-sizes', '16', '--compile-backend', 'aot_eager',
+                     '--steps', '2', '--warmup', '1', *TINY_MODEL]
+                    if self.tiny else
+                    ['--steps', '30', '--warmup', '5'])
+        self.run('compiled', command)
 
     def pipelines(self) -> None:
+        r"""Pretraining and prediction molecules/s from SMILES, with the
+        GPU's and the CPU cores' utilization meanwhile and what bounds each
+        (:class:`~device_load.LoadSampler`); ``pipelines.json`` after
+        each."""
         results: dict = {}
         corpus = self.work / 'corpus'
         corpus.mkdir(exist_ok=True)
+        train_csv = self.data['smiles'] / 'train.csv'
         smiles = [line.split(',')[0] for line in
-                  (self.data['smiles'] / 'train.csv').read_text()
-                  .splitlines()[1:]]
+                  train_csv.read_text().splitlines()[1:]]
         (corpus / 'train.smi').write_text('\n'.join(smiles[:-500]) + '\n')
         (corpus / 'val.smi').write_text('\n'.join(smiles[-500:]) + '\n')
-        steps = 3 if self.tiny else 150
+        steps = 3 if self.tiny else 200
         batch = 16 if self.tiny else 256
         pretrain_dir = self.work / 'runs' / 'pretrain'
         command = [PYTHON, 'scripts/pretrain.py', '--config',
@@ -330,42 +350,43 @@ class Check:
                    f'data.num_workers={self.workers}',
                    'data.limit_val=256', f'pretrain.val_every_n_steps={steps}',
                    'pretrain.scaler_molecules=500',
-                   f'train.accelerator={"gpu" if self.device == "cuda" else "cpu"}',
+                   f'train.accelerator={self.accelerator()}',
                    'train.progress_bar=false']
         if self.tiny:
             command += TINY_MODEL
+        path = self.out / 'pipelines.json'
         start = time.perf_counter()
-        if self.run('pretrain', command, 120 if self.tiny else 90):
+        with LoadSampler() as load:
+            ok = self.run('pretrain', command)
+        if ok:
             seconds = time.perf_counter() - start
             results['pretrain'] = dict(
                 steps=steps, batch_size=batch, workers=self.workers,
                 wall_s=round(seconds, 1),
-                molecules_per_s_with_startup=round(steps * batch / seconds))
-        input_csv = self.data['smiles'] / 'val.csv'
-        count = sum(1 for _ in open(input_csv)) - 1
-        for device in ([self.device, 'cpu'] if self.device != 'cpu' else
-                       ['cpu']):
-            output = self.work / f'predict_{device}.csv'
-            start = time.perf_counter()
-            if self.run(f'predict_{device}', [
-                    PYTHON, 'scripts/predict.py', '--model', 'zinc',
-                    '--input', str(input_csv), '--output', str(output),
-                    '--device', device], 60):
-                seconds = time.perf_counter() - start
-                results[f'predict_{device}'] = dict(
-                    molecules=count, wall_s=round(seconds, 2),
-                    molecules_per_s_with_startup=round(count / seconds))
-        (self.out / 'pipelines.json').write_text(json.dumps(results,
-                                                            indent=2))
-
-
-#: In order of what the figures need most: a step the time budget no
-#: longer reaches is skipped.
-STEPS = ('env', 'tests', 'throughput', 'train', 'reference',
-         'throughput_compiled', 'throughput_large', 'pipelines')
+                molecules_per_s_with_startup=round(steps * batch / seconds),
+                **load.summary())
+            path.write_text(json.dumps(results, indent=2))
+        count = 200 if self.tiny else len(smiles)
+        source = self.work / 'predict.csv'
+        source.write_text('smiles\n' + '\n'.join(smiles[:count]) + '\n')
+        output = self.work / 'predictions.csv'
+        start = time.perf_counter()
+        with LoadSampler() as load:
+            ok = self.run('predict', [
+                PYTHON, 'scripts/predict.py', '--model', 'zinc', '--input',
+                str(source), '--output', str(output), '--device',
+                self.device, '--num-workers', str(max(1, self.workers))])
+        if ok:
+            seconds = time.perf_counter() - start
+            results['predict'] = dict(
+                device=self.device, molecules=count, wall_s=round(seconds, 2),
+                molecules_per_s_with_startup=round(count / seconds),
+                **load.summary())
+            path.write_text(json.dumps(results, indent=2))
 
 
 def recipe_batch_size(config: str) -> int:
+    r"""``data.batch_size`` of the shipped config :obj:`config`."""
     from graphormer_sepnorm.training.config import load_config
     return int(load_config(REPO / 'configs' / config, [], env={})['data']
                ['batch_size'])
@@ -379,36 +400,6 @@ def skipped_tests(output: str) -> Optional[str]:
         return (f'{match.group(1)} tests skipped (the reasons are in '
                 f'tests_gpu.txt)')
     return None
-
-
-#: What the steps read under ``--data`` (laid out as ../shared/data):
-#: ZINC-proxy's raw files and SMILES, MolHIV, and the real ZINC-subset
-#: graphs the GPU tests compare on.
-DATA_PATHS = ('ZINC-proxy/raw', 'ZINC-proxy/smiles', 'ogbg_molhiv',
-                'ZINC/subset_partial_pyg/val_arrays.npz')
-#: The one archive of :data:`DATA_PATHS` that gpu_bundle.py packs.
-DATA_ARCHIVE = 'data.tar.gz'
-
-
-def prepare_data(source: Path, work: Path) -> dict[str, Path]:
-    r"""The data folders the steps read, from :obj:`source`: a folder laid
-    out as ../shared/data, or one holding :data:`DATA_ARCHIVE` (unpacked
-    into :obj:`work`)."""
-    if not source.is_dir():
-        raise SystemExit(f"--data {source} is not a folder; bring the data "
-                         f"laid out as ../shared/data (see --help)")
-    if (source / DATA_ARCHIVE).is_file():
-        with tarfile.open(source / DATA_ARCHIVE) as tar:
-            tar.extractall(work / 'shared', filter='data')
-        source = work / 'shared'
-    missing = [name for name in DATA_PATHS if not (source / name).exists()]
-    if missing:
-        raise SystemExit(f"Missing {', '.join(missing)} in {source}: --data "
-                         f"must hold {', '.join(DATA_PATHS)}, or the "
-                         f"{DATA_ARCHIVE} of benchmarks/gpu_bundle.py")
-    return dict(shared=source, zinc=source / 'ZINC-proxy',
-                smiles=source / 'ZINC-proxy' / 'smiles',
-                molhiv=source / 'ogbg_molhiv')
 
 
 def _text(output) -> str:
@@ -432,7 +423,8 @@ def _cpu_name() -> str:
 def main(argv=None) -> int:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    chosen = STEPS if args.steps is None else tuple(args.steps.split(','))
+    chosen = (tuple(STEPS) if args.steps is None else
+              tuple(args.steps.split(',')))
     unknown = set(chosen) - set(STEPS)
     if unknown:
         raise SystemExit(f"Unknown steps {sorted(unknown)}; choose from "

@@ -82,6 +82,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--compile', nargs='+', default=['off'],
                         choices=['off', 'on'],
                         help='torch.compile the model (dynamic shapes).')
+    parser.add_argument('--compile-backend', default='inductor',
+                        help='torch.compile backend with --compile on '
+                        '(default: inductor).')
     parser.add_argument('--batch-sizes', type=int, nargs='+', default=None,
                         help='Override the config batch size (several: '
                         'each).')
@@ -205,7 +208,9 @@ def measure(batches: Batches, args, precision: str = 'auto',
     loss_fn = _loss_fn(batches.splits.info.task)
     use_bf16 = (precision == 'bf16' or precision == 'auto' and
                 device.startswith('cuda') and torch.cuda.is_bf16_supported())
-    network = torch.compile(model, dynamic=True) if compiled else model
+    network = (torch.compile(model, dynamic=True,
+                             backend=args.compile_backend)
+               if compiled else model)
     times, graphs = [], []
     first_step_s = 0.0
     device_type = 'cuda' if device.startswith('cuda') else 'cpu'
@@ -326,7 +331,7 @@ def compare_with_baseline(argv: list[str], args) -> list[dict]:
     # --batch-size).
     old_options = _without_option(forwarded, '--precision', '--compile',
                                   '--workers', '--batch-sizes',
-                                  '--buckets')
+                                  '--compile-backend', '--buckets')
     if args.batch_sizes:
         if len(args.batch_sizes) > 1:
             raise SystemExit('--baseline takes one --batch-sizes value')

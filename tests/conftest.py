@@ -39,7 +39,7 @@ SHUFFLE_ENV = 'GRAPHORMER_TEST_SHUFFLE'
 #: (longest-processing-time-first scheduling); the other files keep their
 #: order after them.
 SLOWEST_FIRST = ('test_readme_blocks.py', 'pretraining/test_run.py',
-                 'models/test_compile.py', 'benchmarks/test_gpu_check.py',
+                 'models/test_compile.py',
                  'training/test_train_e2e.py', 'test_installed_command.py')
 
 

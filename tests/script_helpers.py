@@ -11,6 +11,29 @@ def metrics_rows(run_dir) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+def metric_values(rows) -> list[dict]:
+    """metrics.csv rows with each cell read: ``None`` where it is empty
+    (the ``test_*`` columns until the test split is scored, once, at the
+    end), else a float; ``epoch`` and ``step`` stay strings."""
+    return [{k: (v if k in ('epoch', 'step') else
+                 None if v == '' else float(v)) for k, v in r.items()}
+            for r in rows]
+
+
+def assert_rows_close(expected, actual, rel: float, abs: float) -> None:
+    """The rows of :func:`metric_values` equal: the same keys, ``epoch``,
+    ``step`` and empty cells; the numbers within ``rel``/``abs``."""
+    import pytest
+    assert len(expected) == len(actual)
+    for a, b in zip(expected, actual):
+        assert a.keys() == b.keys()
+        for key, value in a.items():
+            if value is None or key in ('epoch', 'step'):
+                assert b[key] == value, key
+            else:
+                assert b[key] == pytest.approx(value, rel=rel, abs=abs), key
+
+
 def without_time(rows) -> list[dict]:
     """metrics.csv rows without their clock columns."""
     return [{k: v for k, v in r.items()

@@ -1,6 +1,6 @@
 """benchmarks/gpu_bundle.py's slimmed transformers wheel: on a synthetic
 wheel, which files it keeps and that its RECORD lists exactly them with
-their hashes; and, when .whl/ holds the real wheel (gpu_bundle.py downloads
+their hashes; and, when .whl/reference/ holds the real wheel (gpu_bundle.py downloads
 it; git ignores it), that the reference Graphormer imports from the slimmed
 one alone and gives our converted model's outputs."""
 import base64
@@ -141,9 +141,10 @@ assert torch.allclose(got, expected, atol=1e-9, rtol=1e-7)
 
 
 def test_the_real_slimmed_wheel_runs_the_reference(tmp_path):
-    wheels = sorted((REPO / '.whl').glob('transformers-*.whl'))
+    folder = REPO / '.whl' / gpu_bundle.REFERENCE_DIR
+    wheels = sorted(folder.glob('transformers-*.whl'))
     if not wheels:
-        pytest.skip(f'no transformers wheel in {REPO / ".whl"} (python '
+        pytest.skip(f'no transformers wheel in {folder} (python '
                     f'benchmarks/gpu_bundle.py downloads it)')
     for name in ('huggingface_hub', 'tokenizers'):
         # The carried ones are for the GPU machine's Python 3.12.

@@ -26,7 +26,8 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
                                 'benchmarks/gpu_check.py on one)')
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'training'))
-from training_helpers import metrics_rows, without_time, zinc_args  # noqa
+from training_helpers import (assert_rows_close, metric_values,  # noqa
+                              metrics_rows, without_time, zinc_args)
 
 GPU = ('train.accelerator=gpu', 'train.devices=1')
 
@@ -43,16 +44,10 @@ def test_resume_on_cuda_continues_the_random_stream(zinc_root, tmp_path):
     assert train_main([*args, 'train.max_steps=6']) == 0
     assert train_main(['--resume', str(tmp_path / 'B'),
                        'train.max_steps=16']) == 0
-    whole, resumed = (without_time(metrics_rows(tmp_path / name))
+    whole, resumed = (metric_values(without_time(metrics_rows(tmp_path /
+                                                              name)))
                       for name in ('A', 'B'))
-    assert len(whole) == len(resumed)
-    for a, b in zip(whole, resumed):
-        for key, value in a.items():
-            if key in ('epoch', 'step'):
-                assert value == b[key]
-            else:
-                assert float(b[key]) == pytest.approx(float(value),
-                                                      rel=1e-4, abs=1e-6)
+    assert_rows_close(whole, resumed, rel=1e-4, abs=1e-6)
 
 
 def test_evaluate_on_cuda_equals_cpu(zinc_root, tmp_path):

@@ -5,7 +5,8 @@ from pathlib import Path
 
 from safetensors.torch import load_file
 
-from script_helpers import metrics_rows, run_script, without_time  # noqa: F401
+from script_helpers import (assert_rows_close, metric_values,  # noqa: F401
+                            metrics_rows, run_script, without_time)
 
 REPO = Path(__file__).resolve().parents[2]
 TRAIN = str(REPO / 'scripts' / 'train.py')
