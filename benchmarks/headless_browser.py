@@ -209,10 +209,11 @@ class Browser:
     def screenshot(self, path: Union[str, Path], width: int, height: int
                    ) -> None:
         r"""Saves the top :obj:`width` x :obj:`height` pixels of the page
-        as PNG."""
+        as PNG (they may reach below the window)."""
         data = self.send('Page.captureScreenshot', session=True,
-                         format='png', clip={'x': 0, 'y': 0, 'width': width,
-                                             'height': height, 'scale': 1})
+                         format='png', captureBeyondViewport=True,
+                         clip={'x': 0, 'y': 0, 'width': width,
+                               'height': height, 'scale': 1})
         Path(path).write_bytes(base64.b64decode(data['data']))
 
     def close(self) -> None:

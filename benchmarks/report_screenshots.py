@@ -5,8 +5,10 @@ Chromium (benchmarks/headless_browser.py), for the README:
   ``--molecules`` SMILES of ZINC250k's JT-VAE test file
   (``../shared/data/zinc250k``), with atom contributions;
 * a training run's report: the committed run
-  ``benchmarks/results/runs/zinc_subset_smiles/sep_seed0`` (its test
-  predictions carry ids, not SMILES, so no molecule is drawn).
+  ``benchmarks/results/runs/zinc_subset/sep_seed0``, whose worst-predicted
+  test molecules are drawn from the SMILES the report looks up by id in
+  ``ZINC-proxy/smiles/test.csv`` (its weights are not committed, so
+  without atom contributions).
 
 Writes ``benchmarks/results/report/{prediction,training_run}.png`` and
 ``load_times.md``.
@@ -16,6 +18,7 @@ Writes ``benchmarks/results/report/{prediction,training_run}.png`` and
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -28,7 +31,7 @@ sys.path.insert(0, str(REPO))
 from benchmarks.headless_browser import Browser  # noqa: E402
 
 OUT = REPO / 'benchmarks' / 'results' / 'report'
-RUN = REPO / 'benchmarks/results/runs/zinc_subset_smiles/sep_seed0'
+RUN = REPO / 'benchmarks/results/runs/zinc_subset/sep_seed0'
 
 
 def main(argv=None) -> int:
@@ -64,22 +67,28 @@ def main(argv=None) -> int:
     built = time.perf_counter() - start
     run = work / RUN.name
     shutil.copytree(RUN, run)
+    # The run's config.yaml names its data relative to the folder it was
+    # trained in, the repository root.
+    os.chdir(REPO)
     run_report = write_run_report(run)
     lines = ['# Report load times', '',
              'Headless Chromium (Debian chromium), this 2-core CPU machine; '
              'written by `benchmarks/report_screenshots.py`.', '',
              '| report | size (MB) | load (s) |', '|---|---:|---:|']
     with Browser(width=1280, height=900) as browser:
-        for name, path in (('prediction', prediction),
-                           ('training_run', run_report)):
+        # The run's screenshot reaches down to its first drawn molecules.
+        for name, path, height in (('prediction', prediction, 900),
+                                   ('training_run', run_report, 1900)):
             load = browser.open(path)
-            browser.screenshot(OUT / f'{name}.png', 1280, 900)
+            browser.screenshot(OUT / f'{name}.png', 1280, height)
             assert browser.errors == [], browser.errors
             lines.append(f'| {name} | {path.stat().st_size / 1e6:.2f} | '
                          f'{load:.2f} |')
     lines += ['', f'Prediction report built in {built:.0f} s '
               f'({len(smiles)} molecules predicted, 150 drawn with their '
-              f'contributions).', '']
+              f'contributions). Training-run report of '
+              f'`{RUN.relative_to(REPO)}`: 12 worst-predicted test '
+              f'molecules drawn.', '']
     (OUT / 'load_times.md').write_text('\n'.join(lines))
     print('\n'.join(lines))
     shutil.rmtree(work)

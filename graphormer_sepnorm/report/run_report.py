@@ -17,6 +17,7 @@ from typing import Optional, Union
 from .contributions import METHOD, atom_contributions
 from .drawing import drawing_html
 from .page import Column, Row, esc, molecule_table, number, render_page
+from .run_smiles import add_test_smiles
 from .svg_plots import lines_svg, parity_svg, roc_svg
 
 __all__ = ['write_run_report', 'REPORT_FILE']
@@ -144,18 +145,16 @@ def _worst(rows: list[dict[str, str]], results: dict, run_dir: Path,
     chosen = [rows[k] for _, k in sorted(scored, reverse=True)[:worst]]
     smiles_key = next((k for k in rows[0] if k.lower() == 'smiles'), None)
     note = ''
+    if smiles_key is None:
+        smiles_key, note = add_test_smiles(rows, label, run_dir)
     contributions = [None] * len(chosen)
     model = run_dir / (results.get('model_file') or 'model.safetensors')
-    if smiles_key is None:
-        note = ('<p class="note">The test predictions carry no SMILES '
-                '(a benchmark dataset\'s run), so the molecules are listed '
-                'by id, not drawn.</p>')
-    elif steps and model.is_file():
+    if smiles_key is not None and steps and model.is_file():
         from ..predict import Predictor
         predictor = Predictor.from_checkpoint(model)
         contributions = atom_contributions(
             predictor, [r[smiles_key] for r in chosen], steps=steps)
-        note = (f'<p class="note">Atom shading: '
+        note += (f'<p class="note">Atom shading: '
                 f'{esc(METHOD.format(steps=steps))}; red raises the '
                 f'prediction, blue lowers it.</p>')
     ids = [k for k in rows[0] if k not in (smiles_key, label, predicted)

@@ -5,19 +5,73 @@ with :func:`roc_curve`)."""
 from __future__ import annotations
 
 import html
-from typing import Optional, Sequence
+import math
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
-__all__ = ['histogram_svg', 'lines_svg', 'parity_svg', 'roc_curve',
-           'roc_svg']
+__all__ = ['Axis', 'histogram_svg', 'lines_svg', 'nice_axis', 'parity_svg',
+           'roc_curve', 'roc_svg']
 
 _W, _H = 420, 280          # Plot size in pixels.
 _L, _R, _T, _B = 52, 12, 12, 40  # Margins: left, right, top, bottom.
 
 
-def _frame(x_range: tuple[float, float], y_range: tuple[float, float],
-           x_label: str, y_label: str, body: str, title: str) -> str:
+class Axis(NamedTuple):
+    r"""An axis: the range it spans and the values it marks
+    (:func:`nice_axis`)."""
+    low: float
+    high: float
+    ticks: list[float]
+
+
+#: The steps of :func:`nice_axis` within a power of ten.
+_STEPS = (1, 2, 5)
+
+
+def nice_axis(low: float, high: float, max_intervals: int = 5,
+              min_step: float = 0.0) -> Axis:
+    r"""An axis that spans :obj:`[low, high]`, widened to whole multiples
+    of its tick step: the smallest step of 1, 2 or 5 times a power of ten
+    that needs at most :obj:`max_intervals` intervals, *e.g.* 0 to 35
+    epochs: 0, 10, 20, 30, 40. Equal ends are widened by 0.5 each way.
+
+    Args:
+        low (float): The smallest value shown (finite).
+        high (float): The largest value shown (finite).
+        max_intervals (int, optional): Most intervals between ticks.
+            (default: :obj:`5`)
+        min_step (float, optional): The smallest step, *e.g.* :obj:`1` for
+            counts. (default: :obj:`0.0`)
+    """
+    if high - low < 1e-12:
+        low, high = low - 0.5, high + 0.5
+    power = math.floor(math.log10(max((high - low) / max_intervals,
+                                      min_step)))
+    for exponent in (power, power + 1):
+        for unit in _STEPS:
+            step = unit * 10.0 ** exponent
+            if step < min_step:
+                continue
+            first = math.floor(low / step + 1e-9)
+            last = math.ceil(high / step - 1e-9)
+            if last - first <= max_intervals:
+                digits = max(0, -exponent)
+                ticks = [round(k * step, digits) + 0.0
+                         for k in range(first, last + 1)]
+                return Axis(ticks[0], ticks[-1], ticks)
+    raise AssertionError('unreachable: 10 times the step always fits')
+
+
+def _label(value: float, axis: Axis) -> str:
+    r"""A tick's text, with as many decimals as the axis' step needs."""
+    step = axis.ticks[1] - axis.ticks[0]
+    digits = max(0, -math.floor(math.log10(step) + 1e-9))
+    return f'{value:.{digits}f}'
+
+
+def _frame(x_axis: Axis, y_axis: Axis, x_label: str, y_label: str,
+           body: str, title: str) -> str:
     r"""The axes, ticks and labels around :obj:`body` (already in pixel
     coordinates)."""
     parts = [f'<svg class="plot" xmlns="http://www.w3.org/2000/svg" '
@@ -25,14 +79,14 @@ def _frame(x_range: tuple[float, float], y_range: tuple[float, float],
              f'role="img"><title>{html.escape(title)}</title>',
              f'<rect x="{_L}" y="{_T}" width="{_W - _L - _R}" '
              f'height="{_H - _T - _B}" fill="none" stroke="#888"/>']
-    for k in range(5):
-        fx = x_range[0] + k / 4 * (x_range[1] - x_range[0])
-        fy = y_range[0] + k / 4 * (y_range[1] - y_range[0])
-        px, py = _px(fx, x_range), _py(fy, y_range)
-        parts.append(f'<text x="{px:.1f}" y="{_H - _B + 14}" '
-                     f'text-anchor="middle">{_tick(fx)}</text>')
-        parts.append(f'<text x="{_L - 4}" y="{py + 4:.1f}" '
-                     f'text-anchor="end">{_tick(fy)}</text>')
+    for fx in x_axis.ticks:
+        parts.append(f'<text class="x-tick" x="{_px(fx, x_axis):.1f}" '
+                     f'y="{_H - _B + 14}" text-anchor="middle">'
+                     f'{_label(fx, x_axis)}</text>')
+    for fy in y_axis.ticks:
+        parts.append(f'<text class="y-tick" x="{_L - 4}" '
+                     f'y="{_py(fy, y_axis) + 4:.1f}" text-anchor="end">'
+                     f'{_label(fy, y_axis)}</text>')
     parts.append(f'<text x="{(_L + _W - _R) / 2}" y="{_H - 6}" '
                  f'text-anchor="middle">{html.escape(x_label)}</text>')
     parts.append(f'<text x="12" y="{(_T + _H - _B) / 2}" text-anchor='
@@ -41,23 +95,21 @@ def _frame(x_range: tuple[float, float], y_range: tuple[float, float],
     return ''.join(parts) + body + '</svg>'
 
 
-def _px(x: float, r: tuple[float, float]) -> float:
-    return _L + (x - r[0]) / (r[1] - r[0]) * (_W - _L - _R)
+def _px(x: float, axis: Axis) -> float:
+    return _L + (x - axis.low) / (axis.high - axis.low) * (_W - _L - _R)
 
 
-def _py(y: float, r: tuple[float, float]) -> float:
-    return _H - _B - (y - r[0]) / (r[1] - r[0]) * (_H - _T - _B)
+def _py(y: float, axis: Axis) -> float:
+    return _H - _B - (y - axis.low) / (axis.high - axis.low) * (_H - _T - _B)
 
 
 def _tick(value: float) -> str:
     return f'{value:.3g}'
 
 
-def _range(values: np.ndarray) -> tuple[float, float]:
-    low, high = float(values.min()), float(values.max())
-    if high - low < 1e-12:
-        low, high = low - 0.5, high + 0.5
-    return low, high
+def _axis(values: np.ndarray) -> Axis:
+    r"""The :func:`nice_axis` of finite :obj:`values`."""
+    return nice_axis(float(values.min()), float(values.max()))
 
 
 def histogram_svg(values: Sequence[float], label: str,
@@ -74,9 +126,10 @@ def histogram_svg(values: Sequence[float], label: str,
     values = values[np.isfinite(values)]
     if values.size == 0:
         return None
-    x_range = _range(values)
-    counts, edges = np.histogram(values, bins=bins, range=x_range)
-    y_range = (0.0, float(max(counts.max(), 1)))
+    # numpy widens equal ends by 0.5 each way, as nice_axis does.
+    counts, edges = np.histogram(values, bins=bins)
+    x_range = nice_axis(float(edges[0]), float(edges[-1]))
+    y_range = nice_axis(0.0, float(max(counts.max(), 1)), min_step=1)
     bars = ''.join(
         f'<rect x="{_px(a, x_range):.1f}" y="{_py(c, y_range):.1f}" '
         f'width="{max(_px(b, x_range) - _px(a, x_range) - 1, 1):.1f}" '
@@ -110,9 +163,9 @@ def parity_svg(measured: Sequence[float], predicted: Sequence[float],
     if x.size > max_points:
         pick = np.linspace(0, x.size - 1, max_points).astype(np.int64)
         x, y = x[pick], y[pick]
-    both = _range(np.concatenate([x, y]))
-    low, high = (_px(both[0], both), _py(both[0], both)), \
-        (_px(both[1], both), _py(both[1], both))
+    both = _axis(np.concatenate([x, y]))
+    low, high = (_px(both.low, both), _py(both.low, both)), \
+        (_px(both.high, both), _py(both.high, both))
     body = (f'<line x1="{low[0]:.1f}" y1="{low[1]:.1f}" x2="{high[0]:.1f}" '
             f'y2="{high[1]:.1f}" stroke="#aaa" stroke-dasharray="4 3"/>')
     body += ''.join(f'<circle cx="{_px(a, both):.1f}" cy="{_py(b, both):.1f}"'
@@ -154,7 +207,7 @@ def roc_svg(labels: Sequence[float], scores: Sequence[float],
     if curve is None:
         return None
     fpr, tpr, auc = curve
-    unit = (0.0, 1.0)
+    unit = nice_axis(0.0, 1.0)
     points = ' '.join(f'{_px(a, unit):.1f},{_py(b, unit):.1f}'
                       for a, b in zip(fpr.tolist(), tpr.tolist()))
     body = (f'<line x1="{_px(0, unit)}" y1="{_py(0, unit)}" '
@@ -182,24 +235,42 @@ def lines_svg(x: Sequence[float], series: dict[str, Sequence[float]],
         y_label (str): The y axis.
     """
     xs = np.asarray(x, dtype=np.float64)
-    lines = {name: np.asarray(ys, dtype=np.float64)
-             for name, ys in series.items()}
-    finite = [ys[np.isfinite(ys)] for ys in lines.values()]
-    if xs.size == 0 or not any(v.size for v in finite):
+    lines = {name: (_COLORS[k % len(_COLORS)], np.asarray(ys, np.float64))
+             for k, (name, ys) in enumerate(series.items())}
+    # Series without a finite value are neither drawn nor in the legend.
+    lines = {name: (color, ys) for name, (color, ys) in lines.items()
+             if np.isfinite(ys).any()}
+    if xs.size == 0 or not lines:
         return None
-    x_range = _range(xs)
-    y_range = _range(np.concatenate(finite))
+    x_range = _axis(xs)
+    y_range = _axis(np.concatenate([ys[np.isfinite(ys)]
+                                    for _, ys in lines.values()]))
     body = ''
-    for k, (name, ys) in enumerate(lines.items()):
+    for color, ys in lines.values():
         keep = np.isfinite(ys)
-        color = _COLORS[k % len(_COLORS)]
         points = ' '.join(f'{_px(a, x_range):.1f},{_py(b, y_range):.1f}'
                           for a, b in zip(xs[keep].tolist(),
                                           ys[keep].tolist()))
         body += (f'<polyline points="{points}" fill="none" '
-                 f'stroke="{color}" stroke-width="1.5"/>'
-                 f'<text x="{_W - _R - 4}" y="{_T + 14 + 14 * k}" '
-                 f'text-anchor="end" fill="{color}">{html.escape(name)}'
-                 f'</text>')
+                 f'stroke="{color}" stroke-width="1.5"/>')
+    if len(lines) > 1:
+        body += _legend({name: color for name, (color, _) in lines.items()})
     return _frame(x_range, y_range, x_label, y_label, body,
                   f'{y_label} by {x_label}')
+
+
+def _legend(colors: dict[str, str]) -> str:
+    r"""A legend in the top right corner: per series, a swatch of its
+    colour and its name."""
+    width = 30 + 7 * max(len(name) for name in colors)
+    left, top = _W - _R - 6 - width, _T + 6
+    parts = [f'<g class="legend"><rect x="{left}" y="{top}" '
+             f'width="{width}" height="{8 + 16 * len(colors)}" '
+             f'fill="#fff" fill-opacity="0.85" stroke="#ccc"/>']
+    for k, (name, color) in enumerate(colors.items()):
+        y = top + 12 + 16 * k
+        parts.append(f'<rect class="swatch" x="{left + 6}" y="{y - 4}" '
+                     f'width="14" height="4" fill="{color}"/>'
+                     f'<text x="{left + 24}" y="{y + 1}">'
+                     f'{html.escape(name)}</text>')
+    return ''.join(parts) + '</g>'

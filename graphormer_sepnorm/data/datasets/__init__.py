@@ -30,6 +30,9 @@ One file per job:
   :func:`ogb_safe_load`;
 * :mod:`~.targets`: :func:`graph_targets`, :func:`target_statistics` and
   :class:`TargetScaling`;
+* :mod:`~.split_smiles`: :func:`~.split_smiles.split_molecules`, the
+  SMILES of MolHIV's and ZINC's molecules by the ids of a run's
+  predictions (imported where used: the run report);
 
 :class:`DatasetInfo`, :class:`GraphSplits` and :func:`limit_splits` come
 from :mod:`~graphormer_sepnorm.data.graph_splits`, below this package and
