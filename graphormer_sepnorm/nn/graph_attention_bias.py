@@ -85,6 +85,8 @@ class GraphAttentionBias(Module):
         self.multi_hop_max_dist = multi_hop_max_dist
         self.max_distance = max_distance
         self.max_attention_distance = max_attention_distance
+        self.edge_vocab_sizes = (None if edge_vocab_sizes is None else
+                                 [int(size) for size in edge_vocab_sizes])
         self.edge_embedding = CategoricalEmbedding(
             list(edge_vocab_sizes or [1]), num_heads, reduce='mean',
             name='edge_attr')
@@ -131,7 +133,8 @@ class GraphAttentionBias(Module):
                                     self.unreachable_index)
         node_bias = self.spatial_embedding(spatial_index)  # [num_pairs, H]
 
-        edge_emb = self.edge_embedding(_edge_attr_2d(data))
+        edge_emb = self.edge_embedding(
+            _edge_attr_2d(data, self.edge_vocab_sizes))
         # A zero row for "no edge", at index num_edges.
         edge_emb = torch.cat([edge_emb, edge_emb.new_zeros(1, self.num_heads)])
         if self.edge_encoding == 'multi_hop':
@@ -194,8 +197,32 @@ def _blocked(mask: Tensor, like: Tensor) -> Tensor:
     return like.new_zeros(mask.shape).masked_fill_(mask, float('-inf'))
 
 
-def _edge_attr_2d(data: Data) -> Tensor:
+def _edge_attr_2d(data: Data, vocab_sizes: Optional[list[int]]) -> Tensor:
+    r"""The batch's :obj:`edge_attr` as :obj:`[num_edges, columns]`, or one
+    column of zeros for a model without edge features (:obj:`vocab_sizes`
+    :obj:`None`); a batch that does not fit the model raises a
+    :class:`ValueError` naming the fix."""
     edge_attr = getattr(data, 'edge_attr', None)
+    num_edges = data.edge_index.size(1)
+    if vocab_sizes is None:
+        if edge_attr is not None:
+            raise ValueError(
+                f"The graphs have 'edge_attr' but the model was built "
+                f"without edge features (bond_vocab_sizes=None); build it "
+                f"with the number of values of each edge_attr column as "
+                f"bond_vocab_sizes, or delete edge_attr from the graphs")
+        return data.edge_index.new_zeros(num_edges, 1)
     if edge_attr is None:
-        return data.edge_index.new_zeros(data.edge_index.size(1), 1)
+        raise ValueError(
+            f"The graphs have no 'edge_attr' but the model embeds "
+            f"{len(vocab_sizes)} edge feature column(s) (bond_vocab_sizes="
+            f"{vocab_sizes}); build the model with bond_vocab_sizes=None "
+            f"for graphs without edge features")
+    if edge_attr.size(0) != num_edges:
+        raise ValueError(
+            f"'edge_attr' has {edge_attr.size(0)} rows but 'edge_index' has "
+            f"{num_edges} edges (columns); give every edge its row, in the "
+            f"order of edge_index's columns (transforms that add edges, "
+            f"such as AddSelfLoops, add rows only to an edge_attr that "
+            f"already has one per edge)")
     return edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr

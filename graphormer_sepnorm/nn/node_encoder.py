@@ -71,8 +71,13 @@ class GraphormerNodeEncoder(Module):
         replaced by :obj:`mask_token` :obj:`[channels]` (their degree, the
         graph structure, is still encoded)."""
         if getattr(data, 'x', None) is None:
-            raise ValueError("The graphs have no node features 'x'; this "
-                             "model embeds categorical atom features")
+            raise ValueError(
+                "The graphs have no node features 'x'; this model embeds "
+                "categorical node features (atom_vocab_sizes). Featurize "
+                "molecules with graphormer_sepnorm.data.featurize, or give "
+                "graphs without node features one constant column, "
+                "data.x = torch.zeros(data.num_nodes, 1, dtype=torch.long), "
+                "and build the model with atom_vocab_sizes=[1]")
         h = self.atom_embedding(data.x)
         if masked_atoms is not None:
             h = torch.where(masked_atoms.view(-1, 1), mask_token.view(1, -1),
