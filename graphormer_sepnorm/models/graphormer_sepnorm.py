@@ -83,8 +83,8 @@ class GraphormerSepNorm(Module):
     def __init__(
         self,
         atom_vocab_sizes: Annotated[Sequence[int], Doc(
-            "Number of values of each column of `x` (ZINC's 28 atom types "
-            "by default).")] = (28, ),
+            "Number of values of each categorical column of `x` (ZINC's 28 "
+            "atom types by default).")] = (28, ),
         bond_vocab_sizes: Annotated[Optional[Sequence[int]], Doc(
             "Number of values of each column of `edge_attr`; None for "
             "graphs without edge features.")] = (4, ),
@@ -136,6 +136,14 @@ class GraphormerSepNorm(Module):
                                       range='> 0')] = 512,
         directed: Annotated[bool, Doc(
             'Separate in- and out-degree embeddings.')] = False,
+        node_float_channels: Annotated[int, Doc(
+            'Float columns of `x` after its categorical ones, entering '
+            'through a linear projection (0: none; with atom_vocab_sizes=[] '
+            '`x` is float columns only).', range='>= 0')] = 0,
+        edge_float_channels: Annotated[int, Doc(
+            'Float columns of `edge_attr` after its categorical ones, '
+            'entering through a linear projection (0: none).',
+            range='>= 0')] = 0,
         *,
         attention_buckets: Annotated[int, Doc(
             'Run the encoder on this many buckets of graphs of similar '
@@ -153,10 +161,12 @@ class GraphormerSepNorm(Module):
         self.attention_buckets = attention_buckets
 
         self.node_encoder = GraphormerNodeEncoder(
-            c.atom_vocab_sizes, c.hidden_channels, c.max_degree, c.directed)
+            c.atom_vocab_sizes, c.hidden_channels, c.max_degree, c.directed,
+            c.node_float_channels)
         self.attention_bias = GraphAttentionBias(
             c.num_heads, c.bond_vocab_sizes, c.edge_encoding,
-            c.multi_hop_max_dist, c.max_distance, c.max_attention_distance)
+            c.multi_hop_max_dist, c.max_distance, c.max_attention_distance,
+            c.edge_float_channels)
         self.input_dropout = Dropout(c.dropout)
 
         def make_norm(sep: bool, constant_token: bool = False) -> Module:

@@ -58,8 +58,9 @@ def test_graphs_without_edge_attr():
             path_graph(None))
     assert str(error.value).startswith(
         "The graphs have no 'edge_attr' but the model embeds 3 edge feature "
-        "column(s) (bond_vocab_sizes=[5, 6, 2]); build the model with "
-        "bond_vocab_sizes=None")
+        "column(s) (bond_vocab_sizes=[5, 6, 2], edge_float_channels=0); "
+        "build the model with bond_vocab_sizes=None and "
+        "edge_float_channels=0")
 
 
 def test_graphs_without_x_get_the_fix():
