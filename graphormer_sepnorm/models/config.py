@@ -25,7 +25,40 @@ Norm = Literal['sep', 'share']
 #: the graph token and the nodes, or one norm shared by all tokens.
 NORM_NAMES = dict(zip(typing.get_args(Norm), ('SepNorm', 'ShareNorm')))
 
+#: The featurizations a model can be trained on: this package's ZINC and
+#: OGB featurizers, PyG's :func:`torch_geometric.utils.from_smiles`, or
+#: the user's own (:obj:`custom`, never refused).
+Featurization = Literal['zinc', 'ogb', 'pyg', 'custom']
+#: What each :obj:`Featurization` is, for messages.
+FEATURIZATION_NAMES = dict(zip(typing.get_args(Featurization), (
+    "ZINC's (smiles_to_zinc_graph: 1 atom-type column, 1 bond-type column)",
+    "OGB's (smiles_to_ogb_graph, ogb.utils.smiles2graph: 9 atom and 3 bond "
+    "columns)",
+    "PyG's (torch_geometric.utils.from_smiles: 9 atom and 3 bond columns, "
+    "other meanings than OGB's)",
+    'a custom one')))
+
 T = TypeVar('T', bound=type)
+
+
+def refuse_featurization(model: str, data: str, source: object) -> None:
+    r"""Raises a :class:`ValueError` naming both featurizations if a model
+    trained on :obj:`model` graphs (from :obj:`source`, for the message) is
+    given :obj:`data` graphs; :obj:`"custom"` on either side is never
+    refused."""
+    for name in (model, data):
+        if name not in FEATURIZATION_NAMES:
+            raise ValueError(
+                f"Unknown featurization {name!r}; valid ones: "
+                f"{', '.join(FEATURIZATION_NAMES)}")
+    if 'custom' not in (model, data) and model != data:
+        raise ValueError(
+            f"{source} was trained on {model!r} graphs, "
+            f"{FEATURIZATION_NAMES[model]}, but the data is featurized as "
+            f"{data!r}, {FEATURIZATION_NAMES[data]}; featurize the data as "
+            f"{model!r} (graphormer_sepnorm.data.featurize.get_featurizer"
+            f"({model!r}) for SMILES) or use a model trained on {data!r} "
+            f"graphs")
 
 
 @dataclass(frozen=True)

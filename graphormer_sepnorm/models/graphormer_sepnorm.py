@@ -18,8 +18,8 @@ from ..nn.node_encoder import GraphormerNodeEncoder
 from ..nn.packed_tokens import PackedTokens
 from ..nn.sep_norm import NormKind, SepNorm, ShareNorm
 from ..transforms.batch_layout import BatchLayout, batch_layout
-from .config import (Doc, Norm, config_from, option_signature,
-                     options_dataclass, unknown_option)
+from .config import (Doc, Featurization, Norm, config_from,
+                     option_signature, options_dataclass, unknown_option)
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch_geometric.data import Data
@@ -144,6 +144,11 @@ class GraphormerSepNorm(Module):
             'Float columns of `edge_attr` after its categorical ones, '
             'entering through a linear projection (0: none).',
             range='>= 0')] = 0,
+        featurization: Annotated[Featurization, Doc(
+            'The featurization of the graphs the model is trained on: '
+            "this package's `zinc` or `ogb` featurizer, PyG's `pyg` "
+            '(torch_geometric.utils.from_smiles) or `custom`; load_model '
+            'refuses data of another.')] = 'custom',
         *,
         attention_buckets: Annotated[int, Doc(
             'Run the encoder on this many buckets of graphs of similar '

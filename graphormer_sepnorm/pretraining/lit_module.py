@@ -81,7 +81,8 @@ class PretrainingLitModule(RunModule):
             dict(model_arguments(config['model']),
                  atom_vocab_sizes=list(atom_vocab),
                  bond_vocab_sizes=list(bond_vocab),
-                 out_channels=len(DESCRIPTOR_NAMES)))
+                 out_channels=len(DESCRIPTOR_NAMES),
+                 featurization=config['data']['featurizer']))
         hidden = config['model']['hidden_channels']
         self.mask_token = Parameter(torch.empty(hidden))
         torch.nn.init.normal_(self.mask_token, std=0.02)

@@ -69,7 +69,8 @@ class GraphormerLitModule(RunModule):
             dict(model_arguments(config['model']),
                  atom_vocab_sizes=list(self.info.atom_vocab_sizes),
                  bond_vocab_sizes=list(self.info.bond_vocab_sizes),
-                 out_channels=self.info.num_targets))
+                 out_channels=self.info.num_targets,
+                 featurization=self.info.featurizer))
         # Regression: the training split's statistics (setup()); a buffer
         # of this module, so they follow it to its device.
         self.target_scaling = TargetScaling([0.0] * self.info.num_targets,

@@ -250,7 +250,8 @@ class ModelRunConfig:
 
 
 #: Model arguments filled from the dataset, never from the configuration.
-MODEL_KEYS_FROM_DATA = ('atom_vocab_sizes', 'bond_vocab_sizes', 'out_channels')
+MODEL_KEYS_FROM_DATA = ('atom_vocab_sizes', 'bond_vocab_sizes', 'out_channels',
+                        'featurization')
 
 #: Keys of the :obj:`model` section that are not arguments of
 #: :class:`~graphormer_sepnorm.GraphormerSepNorm` (see
