@@ -56,9 +56,11 @@ class ModelCard:
     Args:
         model_config (dict): Arguments of
             :class:`~graphormer_sepnorm.GraphormerSepNorm`.
-        featurizer (str): Name of the SMILES featurizer of the training data
+        featurizer (str): Name of the featurization of the training data
             (:obj:`"zinc"` or :obj:`"ogb"`, see
-            :func:`graphormer_sepnorm.data.featurize.get_featurizer`).
+            :func:`graphormer_sepnorm.data.featurize.get_featurizer`;
+            :obj:`"pyg"` or :obj:`"custom"` for models trained in one's own
+            loop), also the model's :obj:`featurization` option.
         task (str): :obj:`"regression"`, :obj:`"binary"` (outputs are
             logits of the positive class) or :obj:`"pretraining"`
             (:data:`BACKBONE_TASK`: a pretrained backbone, whose outputs
