@@ -1,7 +1,14 @@
 r"""Graphormer with SepNorm (separate graph-token and node-token
 normalization) on PyTorch Geometric."""
 
+from typing import TYPE_CHECKING
+
 from .lazy_imports import lazy_getattr
+
+if TYPE_CHECKING:  # what type checkers and editors see of the lazy names
+    from .models import GraphormerConfig, GraphormerSepNorm
+    from .nn import SepNorm, ShareNorm
+    from .transforms import AddShortestPaths, CanonicalNodeOrder
 
 __version__ = "0.1.0"
 

@@ -24,6 +24,7 @@ from safetensors.torch import load_file, save_file
 from . import __version__
 from .errors import CheckpointError
 from .models import GraphormerSepNorm
+from .models.config import refuse_featurization
 
 FORMAT_NAME = 'graphormer-sepnorm'
 FORMAT_VERSION = 1
@@ -55,9 +56,11 @@ class ModelCard:
     Args:
         model_config (dict): Arguments of
             :class:`~graphormer_sepnorm.GraphormerSepNorm`.
-        featurizer (str): Name of the SMILES featurizer of the training data
+        featurizer (str): Name of the featurization of the training data
             (:obj:`"zinc"` or :obj:`"ogb"`, see
-            :func:`graphormer_sepnorm.data.featurize.get_featurizer`).
+            :func:`graphormer_sepnorm.data.featurize.get_featurizer`;
+            :obj:`"pyg"` or :obj:`"custom"` for models trained in one's own
+            loop), also the model's :obj:`featurization` option.
         task (str): :obj:`"regression"`, :obj:`"binary"` (outputs are
             logits of the positive class) or :obj:`"pretraining"`
             (:data:`BACKBONE_TASK`: a pretrained backbone, whose outputs
@@ -115,6 +118,13 @@ def save_model(path: PathLike, model: GraphormerSepNorm, card: ModelCard,
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     card.model_config = dict(model.config)
+    model_featurization = card.model_config.get('featurization', 'custom')
+    if model_featurization == 'custom':
+        card.model_config['featurization'] = card.featurizer
+    elif model_featurization != card.featurizer:
+        raise ValueError(
+            f"The model's featurization is {model_featurization!r} but its "
+            f"card's featurizer is {card.featurizer!r}; they must agree")
     tensors = {
         name: _stored(name, tensor.detach().cpu().contiguous(), dtype)
         for name, tensor in model.state_dict().items()
@@ -194,15 +204,36 @@ def read_card(path: PathLike) -> tuple[ModelCard, dict[str, str]]:
 
 
 def load_model(path: PathLike,
-               map_location: Optional[Union[str, torch.device]] = 'cpu'
+               map_location: Optional[Union[str, torch.device]] = 'cpu',
+               featurization: Optional[str] = None
                ) -> tuple[GraphormerSepNorm, ModelCard]:
     r"""Loads a checkpoint written by :func:`save_model` (no pickle involved)
     and returns the model in evaluation mode with its :class:`ModelCard`.
     The model is float32 whatever the stored dtype: float16 weights are cast
-    on load (exactly: every float16 is a float32)."""
+    on load (exactly: every float16 is a float32).
+
+    The model's :obj:`featurization` is its card's :obj:`featurizer` (the
+    training data's); checkpoints written before the model option existed
+    get it from there too. With :obj:`featurization` (the data's:
+    :obj:`"zinc"`, :obj:`"ogb"`, :obj:`"pyg"` for
+    :func:`torch_geometric.utils.from_smiles` graphs, or :obj:`"custom"`),
+    a model trained on another is refused with a :class:`CheckpointError`
+    that names both."""
     card, _ = read_card(path)
+    config = dict(card.model_config)
+    if config.setdefault('featurization', card.featurizer) != card.featurizer:
+        raise CheckpointError(
+            f"{path}: its model's featurization "
+            f"{config['featurization']!r} is not its card's featurizer "
+            f"{card.featurizer!r}; the file is damaged")
+    card.model_config = config
+    if featurization is not None:
+        try:
+            refuse_featurization(card.featurizer, featurization, path)
+        except ValueError as error:
+            raise CheckpointError(str(error)) from None
     try:
-        model = GraphormerSepNorm.from_config(card.model_config)
+        model = GraphormerSepNorm.from_config(config)
     except (TypeError, ValueError) as error:
         raise CheckpointError(
             f"{path}: its model configuration does not fit this version of "

@@ -1,5 +1,5 @@
 r"""Models."""
-from .config import NORM_NAMES, GraphormerConfig
-from .graphormer_sepnorm import GraphormerSepNorm
+from .config import NORM_NAMES
+from .graphormer_sepnorm import GraphormerConfig, GraphormerSepNorm
 
 __all__ = ['GraphormerSepNorm', 'GraphormerConfig', 'NORM_NAMES']

@@ -1,99 +1,107 @@
-r"""The options of :class:`~graphormer_sepnorm.GraphormerSepNorm`, written
-once: :class:`GraphormerConfig` gives each its type, default and meaning.
-The model's arguments, its :attr:`config`, the YAML :obj:`model` section and
-the key table of ``configs/README.md`` are all read from it."""
+r"""How a model's options are written once: as the typed keyword arguments
+of its :obj:`__init__`, each annotated :obj:`Annotated[type, Doc(meaning)]`
+with its default. Type checkers and editors read that signature; from it
+:func:`options_dataclass` builds the configuration dataclass (what
+:attr:`config` holds and checkpoints save, which :obj:`from_config` reads),
+:func:`option_signature` writes the docstring's :obj:`Args:` and gives an
+unknown argument a did-you-mean, and the configuration schema reads the
+YAML :obj:`model` keys and the key table of ``configs/README.md``.
+
+Arguments before the bare :obj:`*` are the model's options (saved with it);
+keyword-only arguments after it are runtime settings (not saved)."""
 import dataclasses
+import difflib
+import functools
 import inspect
 import textwrap
 import typing
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Optional, Sequence, Union
+from typing import Any, Callable, Literal, Mapping, Optional, TypeVar, Union
 
-from ..nn.graph_attention_bias import EdgeEncoding
-from ..nn.sep_norm import NormKind
+#: The two normalization schemes, :obj:`norm`'s values.
+Norm = Literal['sep', 'share']
+#: The names the paper gives the two :obj:`norm` values: separate norms for
+#: the graph token and the nodes, or one norm shared by all tokens.
+NORM_NAMES = dict(zip(typing.get_args(Norm), ('SepNorm', 'ShareNorm')))
 
-#: The two normalization schemes by their :obj:`norm` value, with the names
-#: the paper gives them: separate norms for the graph token and the nodes,
-#: or one norm shared by all tokens.
-NORM_NAMES = {'sep': 'SepNorm', 'share': 'ShareNorm'}
+#: The featurizations a model can be trained on: this package's ZINC and
+#: OGB featurizers, PyG's :func:`torch_geometric.utils.from_smiles`, or
+#: the user's own (:obj:`custom`, never refused).
+Featurization = Literal['zinc', 'ogb', 'pyg', 'custom']
+#: What each :obj:`Featurization` is, for messages.
+FEATURIZATION_NAMES = dict(zip(typing.get_args(Featurization), (
+    "ZINC's (smiles_to_zinc_graph: 1 atom-type column, 1 bond-type column)",
+    "OGB's (smiles_to_ogb_graph, ogb.utils.smiles2graph: 9 atom and 3 bond "
+    "columns)",
+    "PyG's (torch_geometric.utils.from_smiles: 9 atom and 3 bond columns, "
+    "other meanings than OGB's)",
+    'a custom one')))
+
+T = TypeVar('T', bound=type)
 
 
-def option(default: Any, doc: str, **metadata: Any) -> Any:
-    r"""A dataclass field with its default and its one-line meaning, and
-    :obj:`metadata` such as the :obj:`length` of a list or the
-    :obj:`range` the configuration's validation checks."""
-    metadata['doc'] = doc
-    if isinstance(default, list):
-        return field(default_factory=default.copy, metadata=metadata)
-    return field(default=default, metadata=metadata)
+def refuse_featurization(model: str, data: str, source: object) -> None:
+    r"""Raises a :class:`ValueError` naming both featurizations if a model
+    trained on :obj:`model` graphs (from :obj:`source`, for the message) is
+    given :obj:`data` graphs; :obj:`"custom"` on either side is never
+    refused."""
+    for name in (model, data):
+        if name not in FEATURIZATION_NAMES:
+            raise ValueError(
+                f"Unknown featurization {name!r}; valid ones: "
+                f"{', '.join(FEATURIZATION_NAMES)}")
+    if 'custom' not in (model, data) and model != data:
+        raise ValueError(
+            f"{source} was trained on {model!r} graphs, "
+            f"{FEATURIZATION_NAMES[model]}, but the data is featurized as "
+            f"{data!r}, {FEATURIZATION_NAMES[data]}; featurize the data as "
+            f"{model!r} (graphormer_sepnorm.data.featurize.get_featurizer"
+            f"({model!r}) for SMILES) or use a model trained on {data!r} "
+            f"graphs")
 
 
-@dataclass
-class GraphormerConfig:
-    r"""Every option of :class:`~graphormer_sepnorm.GraphormerSepNorm`: what
-    its :attr:`config` holds and its checkpoints save. Plain values only
-    (lists, not tuples): it is written as JSON beside the weights."""
-    atom_vocab_sizes: Sequence[int] = option(
-        (28, ), "Number of values of each column of `x` (ZINC's 28 atom "
-        "types by default).")
-    bond_vocab_sizes: Optional[Sequence[int]] = option(
-        (4, ), 'Number of values of each column of `edge_attr`; None for '
-        'graphs without edge features.')
-    out_channels: int = option(1, 'Outputs per graph.')
-    num_layers: int = option(12, 'Transformer blocks.', range='> 0')
-    hidden_channels: int = option(80, 'Token (embedding) size.', range='> 0')
-    ffn_channels: int = option(80, 'Feed-forward hidden size.', range='> 0')
-    num_heads: int = option(8, 'Attention heads.', range='> 0')
-    dropout: float = option(
-        0.0, 'Dropout on the input tokens and on each residual branch.',
-        range='[0, 1)')
-    attention_dropout: float = option(0.1, 'Dropout on attention weights.',
-        range='[0, 1)')
-    activation_dropout: float = option(
-        0.1, 'Dropout after the GELU of the feed-forward networks.',
-        range='[0, 1)')
-    pre_norm: bool = option(True, 'Pre-LN blocks if true, post-LN otherwise.')
-    final_norm: bool = option(
-        True, 'With pre-LN, normalize the last block output.')
-    embedding_norm: bool = option(
-        False, 'Normalize the input tokens (encoder_normalize_before).')
-    norm: Literal[tuple(NORM_NAMES)] = option(
-        'sep', 'SepNorm (`sep`) or one shared LayerNorm (`share`).')
-    graph_token_norm: NormKind = option('batch',
-                                        "SepNorm's graph-token norm.")
-    node_token_norm: NormKind = option('layer', "SepNorm's node-token norm.")
-    sepnorm_positions: Literal['all', 'blocks', 'final'] = option(
-        'all', 'Which norms are SepNorm when norm=sep (`blocks` = all but '
-        'the final norm).')
-    edge_encoding: EdgeEncoding = option('multi_hop',
-                                         "Graphormer's edge encoding.")
-    multi_hop_max_dist: int = option(
-        20, 'Hops of a shortest path that enter the multi-hop edge encoding.')
-    max_degree: int = option(64, 'Largest degree with its own embedding.')
-    max_distance: int = option(
-        64, 'Largest distance with its own spatial encoding.')
-    max_attention_distance: Optional[int] = option(
-        None, 'If set, node pairs farther apart do not attend to each other.')
-    max_nodes: int = option(512, 'Largest graph the model accepts.',
-        range='> 0')
-    directed: bool = option(False, 'Separate in- and out-degree embeddings.')
-    graph_feature_channels: int = option(
-        0, 'Molecule features per graph (`data.graph_features`) projected '
-        'and added to the graph token; 0: none (the paper\'s model). '
-        'Training fills it from data.molecule_features and '
-        'data.feature_columns.', range='>= 0')
+@dataclass(frozen=True)
+class Doc:
+    r"""The meaning of one option, as the metadata of its
+    :obj:`Annotated` type: a one-line :obj:`text` and, where the
+    configuration's validation checks one, its :obj:`range` (:obj:`"> 0"`,
+    :obj:`">= 0"` or :obj:`"[0, 1)"`)."""
+    text: str
+    range: Optional[str] = None
 
-    def __post_init__(self) -> None:
-        for name in ('atom_vocab_sizes', 'bond_vocab_sizes'):
-            if getattr(self, name) is not None:
-                setattr(self, name, [int(v) for v in getattr(self, name)])
-        for f in dataclasses.fields(self):
-            allowed = choices(f.type)
-            if allowed and getattr(self, f.name) not in allowed:
-                raise ValueError(
-                    f"{f.name} must be one of "
-                    f"{', '.join(map(repr, allowed))}, got "
-                    f"{getattr(self, f.name)!r}")
+
+@dataclass(frozen=True)
+class ModelOption:
+    r"""One argument of a model's :obj:`__init__`, read from its signature:
+    its :obj:`name`, :obj:`type` (without :obj:`Annotated`),
+    :obj:`default`, :class:`Doc` and whether it is :obj:`saved` with the
+    model (an option) or a runtime setting (keyword-only)."""
+    name: str
+    type: Any
+    default: Any
+    doc: Doc
+    saved: bool
+
+
+def model_options(cls: type) -> list[ModelOption]:
+    r"""The arguments of :obj:`cls.__init__` in order, each with the
+    :class:`Doc` of its :obj:`Annotated` type."""
+    init = inspect.unwrap(cls.__init__)  # type: ignore[misc]
+    hints = typing.get_type_hints(init, include_extras=True)
+    options = []
+    for name, param in list(inspect.signature(init).parameters.items())[1:]:
+        hint = hints[name]
+        docs = [m for m in getattr(hint, '__metadata__', ()) if
+                isinstance(m, Doc)]
+        if not docs or param.default is param.empty:
+            raise TypeError(f"{cls.__name__}.__init__'s argument {name} "
+                            f"needs a default and an Annotated[type, "
+                            f"Doc(...)] annotation")
+        options.append(ModelOption(name, typing.get_args(hint)[0],
+                                   param.default, docs[0],
+                                   param.kind != param.KEYWORD_ONLY))
+    return options
 
 
 def strip_optional(type_: Any) -> tuple[Any, bool]:
@@ -112,41 +120,99 @@ def choices(type_: Any) -> Optional[tuple]:
             else None)
 
 
-def args_docstring(cls: type, indent: str = '    ') -> str:
-    r"""The :obj:`Args:` section of a docstring, one entry per field of the
-    dataclass :obj:`cls`."""
+def _plain(self: Any) -> None:
+    # __post_init__ of an options dataclass: sequences become lists of ints
+    # (plain JSON values), and Literal options are checked.
+    for f in dataclasses.fields(self):
+        value = getattr(self, f.name)
+        type_, _ = strip_optional(f.type)
+        if value is not None and typing.get_origin(type_) is Sequence:
+            setattr(self, f.name, [int(v) for v in value])
+        allowed = choices(f.type)
+        if allowed and value not in allowed:
+            raise ValueError(f"{f.name} must be one of "
+                             f"{', '.join(map(repr, allowed))}, got {value!r}")
+
+
+def options_dataclass(name: str, cls: type) -> Any:
+    r"""The dataclass :obj:`name` of the options (the saved arguments) of
+    :obj:`cls`: one field per option with its type, default and, as field
+    metadata, its :obj:`doc` and :obj:`range`. Plain values only (lists,
+    not tuples): it is written as JSON beside the weights."""
+    fields = []
+    for o in model_options(cls):
+        if not o.saved:
+            continue
+        default = (dict(default_factory=o.default.copy)
+                   if isinstance(o.default, list) else dict(default=o.default))
+        fields.append((o.name, o.type, field(
+            **default, metadata={'doc': o.doc.text, 'range': o.doc.range})))
+    config = dataclasses.make_dataclass(
+        name, fields, namespace={'__post_init__': _plain})
+    config.__module__ = cls.__module__
+    config.__doc__ = (f"The options of :class:`{cls.__name__}`, read from "
+                      f"its signature: what its :attr:`config` holds and its "
+                      f"checkpoints save.")
+    return config
+
+
+def config_from(config_cls: Any, arguments: Mapping[str, Any]) -> Any:
+    r"""The :obj:`config_cls` (an :func:`options_dataclass`) of an
+    :obj:`__init__`'s :obj:`arguments` (its :func:`locals`)."""
+    return config_cls(**{f.name: arguments[f.name]
+                         for f in dataclasses.fields(config_cls)})
+
+
+def unknown_option(key: str, valid: Sequence[str]) -> str:
+    r"""The message for an unknown option :obj:`key`: the closest valid
+    name, if one is close, and every valid one."""
+    hint = difflib.get_close_matches(str(key), valid, n=1)
+    did_you_mean = f" Did you mean '{hint[0]}'?" if hint else ""
+    return (f"Unknown model option '{key}'.{did_you_mean} Valid options: "
+            f"{', '.join(valid)}")
+
+
+def args_docstring(options: Sequence[ModelOption],
+                   indent: str = '    ') -> str:
+    r"""The :obj:`Args:` section of a docstring, one entry per option."""
     lines = []
-    for f in dataclasses.fields(cls):
-        type_ = inspect.formatannotation(f.type)
-        text = (f"{f.name} ({type_}): {f.metadata['doc'].replace('`', '``')}"
-                f" (default: :obj:`{f.default!r}`)")
+    for o in options:
+        type_ = inspect.formatannotation(o.type)
+        text = (f"{o.name} ({type_}): {o.doc.text.replace('`', '``')}"
+                f" (default: :obj:`{o.default!r}`)")
         lines += textwrap.wrap(text, 76 - len(indent), initial_indent=indent,
                                subsequent_indent=indent + '    ',
                                break_on_hyphens=False)
     return '\n'.join(lines)
 
 
-def init_signature(cls: type, init: Any) -> inspect.Signature:
-    r"""The signature of :obj:`init`, an :obj:`__init__(self, *args,
-    **kwargs)` that passes :obj:`args` and :obj:`kwargs` to the dataclass
-    :obj:`cls`: :obj:`self`, the fields of :obj:`cls`, then the
-    keyword-only arguments of :obj:`init`."""
-    own = inspect.signature(init).parameters.values()
-    return inspect.Signature(
-        [next(iter(own))] + list(inspect.signature(cls).parameters.values())
-        + [p for p in own if p.kind == p.KEYWORD_ONLY])
+def option_signature(cls: T) -> T:
+    r"""A class decorator for a model whose :obj:`__init__` takes its
+    options as :obj:`Annotated[type, Doc(...)]` arguments: the docstring's
+    ``{config_args}`` becomes their :obj:`Args:` entries, and an unknown
+    keyword argument raises a :class:`TypeError` that names the closest
+    option and every valid one. Type checkers and editors read the
+    source's signature; :func:`inspect.signature` and :func:`help` show it
+    without the :class:`Doc` metadata."""
+    init = cls.__init__  # type: ignore[misc]
+    options = model_options(cls)
+    valid = [o.name for o in options]
 
+    @functools.wraps(init)
+    def checked_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        for key in kwargs:
+            if key not in valid:
+                raise TypeError(unknown_option(key, valid))
+        init(self, *args, **kwargs)
 
-def takes_config(config_cls: type) -> Callable[[type], type]:
-    r"""A class decorator for a module whose :obj:`__init__(self, *args,
-    **kwargs)` builds :obj:`config_cls` from its arguments: the class's
-    :obj:`__init__` gets the dataclass's fields as its signature (what
-    :func:`inspect.signature`, :func:`help` and :obj:`from_config` read), and
-    its docstring's ``{config_args}`` becomes their :obj:`Args:` entries."""
-    def decorate(cls: type) -> type:
-        cls.__init__.__signature__ = init_signature(config_cls, cls.__init__)
-        cls.__doc__ = cls.__doc__.replace(
-            '{config_args}', args_docstring(config_cls, ' ' * 8))
-        return cls
-    return decorate
-
+    # What help() and inspect.signature show: the types without their Doc
+    # (the docstring has them).
+    signature = inspect.signature(init, eval_str=True)
+    checked_init.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[p.replace(annotation=typing.get_args(p.annotation)[0])
+                    if hasattr(p.annotation, '__metadata__') else p
+                    for p in signature.parameters.values()])
+    cls.__init__ = checked_init  # type: ignore[misc]
+    cls.__doc__ = (cls.__doc__ or '').replace(
+        '{config_args}', args_docstring(options, ' ' * 8))
+    return cls

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import inspect
 import warnings
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
+from typing import (TYPE_CHECKING, Annotated, Any, Literal, Mapping,
+                    Optional, Sequence, Union)
 
 import torch
 import torch.nn.functional as F
@@ -14,19 +14,20 @@ from torch.nn import LayerNorm, Linear, Module, ModuleList
 from ..nn.batch_norm_statistics import mark_statistics_current, warn_if_stale
 from ..nn.dropout import Dropout
 from ..nn.encoder_layer import GraphormerLayer
-from ..nn.graph_attention_bias import GraphAttentionBias
+from ..nn.graph_attention_bias import EdgeEncoding, GraphAttentionBias
 from ..nn.graph_features import GraphFeatureEncoder
 from ..nn.node_encoder import GraphormerNodeEncoder
 from ..nn.packed_tokens import PackedTokens
-from ..nn.sep_norm import SepNorm, ShareNorm
+from ..nn.sep_norm import NormKind, SepNorm, ShareNorm
 from ..transforms.batch_layout import BatchLayout, batch_layout
-from .config import GraphormerConfig, takes_config
+from .config import (Doc, Featurization, Norm, config_from,
+                     option_signature, options_dataclass, unknown_option)
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch_geometric.data import Data
 
 
-@takes_config(GraphormerConfig)
+@option_signature
 class GraphormerSepNorm(Module):
     r"""Graphormer, from the `"Do Transformers Really Perform Bad for Graph
     Representation?" <https://arxiv.org/abs/2106.05234>`_ paper, in which the
@@ -80,20 +81,91 @@ class GraphormerSepNorm(Module):
 
     Args:
 {config_args}
-        attention_buckets (int, optional): How many buckets of graphs of
-            similar size :meth:`layout_options` lays batches out in by
-            default, each padded only to its own largest graph (same
-            result, less padding; see
-            :class:`~graphormer_sepnorm.nn.PackedTokens`). A runtime
-            setting, not an option of :attr:`config`: on a GPU the data
-            pipeline uses one bucket. (default: :obj:`4`)
     """
-    def __init__(self, *args: Any, attention_buckets: int = 4,
-                 **kwargs: Any) -> None:
-        # The arguments are the fields of GraphormerConfig (the signature
-        # @takes_config gives this method).
+    def __init__(
+        self,
+        atom_vocab_sizes: Annotated[Sequence[int], Doc(
+            "Number of values of each categorical column of `x` (ZINC's 28 "
+            "atom types by default).")] = (28, ),
+        bond_vocab_sizes: Annotated[Optional[Sequence[int]], Doc(
+            "Number of values of each column of `edge_attr`; None for "
+            "graphs without edge features.")] = (4, ),
+        out_channels: Annotated[int, Doc('Outputs per graph.')] = 1,
+        num_layers: Annotated[int, Doc('Transformer blocks.',
+                                       range='> 0')] = 12,
+        hidden_channels: Annotated[int, Doc('Token (embedding) size.',
+                                            range='> 0')] = 80,
+        ffn_channels: Annotated[int, Doc('Feed-forward hidden size.',
+                                         range='> 0')] = 80,
+        num_heads: Annotated[int, Doc('Attention heads.', range='> 0')] = 8,
+        dropout: Annotated[float, Doc(
+            'Dropout on the input tokens and on each residual branch.',
+            range='[0, 1)')] = 0.0,
+        attention_dropout: Annotated[float, Doc(
+            'Dropout on attention weights.', range='[0, 1)')] = 0.1,
+        activation_dropout: Annotated[float, Doc(
+            'Dropout after the GELU of the feed-forward networks.',
+            range='[0, 1)')] = 0.1,
+        pre_norm: Annotated[bool, Doc(
+            'Pre-LN blocks if true, post-LN otherwise.')] = True,
+        final_norm: Annotated[bool, Doc(
+            'With pre-LN, normalize the last block output.')] = True,
+        embedding_norm: Annotated[bool, Doc(
+            'Normalize the input tokens (encoder_normalize_before).')
+        ] = False,
+        norm: Annotated[Norm, Doc(
+            'SepNorm (`sep`) or one shared LayerNorm (`share`).')] = 'sep',
+        graph_token_norm: Annotated[NormKind, Doc(
+            "SepNorm's graph-token norm.")] = 'batch',
+        node_token_norm: Annotated[NormKind, Doc(
+            "SepNorm's node-token norm.")] = 'layer',
+        sepnorm_positions: Annotated[Literal['all', 'blocks', 'final'], Doc(
+            'Which norms are SepNorm when norm=sep (`blocks` = all but the '
+            'final norm).')] = 'all',
+        edge_encoding: Annotated[EdgeEncoding, Doc(
+            "Graphormer's edge encoding.")] = 'multi_hop',
+        multi_hop_max_dist: Annotated[int, Doc(
+            'Hops of a shortest path that enter the multi-hop edge '
+            'encoding.')] = 20,
+        max_degree: Annotated[int, Doc(
+            'Largest degree with its own embedding.')] = 64,
+        max_distance: Annotated[int, Doc(
+            'Largest distance with its own spatial encoding.')] = 64,
+        max_attention_distance: Annotated[Optional[int], Doc(
+            'If set, node pairs farther apart do not attend to each '
+            'other.')] = None,
+        max_nodes: Annotated[int, Doc('Largest graph the model accepts.',
+                                      range='> 0')] = 512,
+        directed: Annotated[bool, Doc(
+            'Separate in- and out-degree embeddings.')] = False,
+        node_float_channels: Annotated[int, Doc(
+            'Float columns of `x` after its categorical ones, entering '
+            'through a linear projection (0: none; with atom_vocab_sizes=[] '
+            '`x` is float columns only).', range='>= 0')] = 0,
+        edge_float_channels: Annotated[int, Doc(
+            'Float columns of `edge_attr` after its categorical ones, '
+            'entering through a linear projection (0: none).',
+            range='>= 0')] = 0,
+        featurization: Annotated[Featurization, Doc(
+            'The featurization of the graphs the model is trained on: '
+            "this package's `zinc` or `ogb` featurizer, PyG's `pyg` "
+            '(torch_geometric.utils.from_smiles) or `custom`; load_model '
+            'refuses data of another.')] = 'custom',
+        graph_feature_channels: Annotated[int, Doc(
+            'Molecule features per graph (`data.graph_features`) projected '
+            "and added to the graph token; 0: none (the paper's model). "
+            'Training fills it from data.molecule_features and '
+            'data.feature_columns.', range='>= 0')] = 0,
+        *,
+        attention_buckets: Annotated[int, Doc(
+            'Run the encoder on this many buckets of graphs of similar '
+            'size, each padded only to its own largest graph (same result, '
+            'less padding; see PackedTokens). A runtime setting, not saved '
+            'with the model: on a GPU the data pipeline uses one bucket.',
+            range='> 0')] = 4,
+    ) -> None:
         super().__init__()
-        c = GraphormerConfig(*args, **kwargs)
+        c = config_from(GraphormerConfig, locals())
         self.config: dict[str, Any] = dataclasses.asdict(c)
         self.out_channels = c.out_channels
         self.hidden_channels = c.hidden_channels
@@ -101,10 +173,12 @@ class GraphormerSepNorm(Module):
         self.attention_buckets = attention_buckets
 
         self.node_encoder = GraphormerNodeEncoder(
-            c.atom_vocab_sizes, c.hidden_channels, c.max_degree, c.directed)
+            c.atom_vocab_sizes, c.hidden_channels, c.max_degree, c.directed,
+            c.node_float_channels)
         self.attention_bias = GraphAttentionBias(
             c.num_heads, c.bond_vocab_sizes, c.edge_encoding,
-            c.multi_hop_max_dist, c.max_distance, c.max_attention_distance)
+            c.multi_hop_max_dist, c.max_distance, c.max_attention_distance,
+            c.edge_float_channels)
         # Molecule features in the graph token: no module (and no
         # state-dict key) without them.
         self.graph_feature_encoder = (
@@ -181,23 +255,19 @@ class GraphormerSepNorm(Module):
         return result
 
     @classmethod
-    def from_config(cls, config: Union[GraphormerConfig, Mapping[str, Any]]
-                    ) -> 'GraphormerSepNorm':
+    def from_config(cls, config: Union[Any, Mapping[str, Any]]
+                    ) -> GraphormerSepNorm:
         r"""Builds the model from a :class:`GraphormerConfig` or a plain
         mapping (a YAML section, or :attr:`config` of another model),
-        rejecting unknown keys with the valid ones. A saved
-        :obj:`attention_buckets` (written by earlier versions) sets the
-        runtime bucket count."""
-        if isinstance(config, GraphormerConfig):
-            config = dataclasses.asdict(config)
-        valid = list(inspect.signature(cls.__init__).parameters)[1:]
+        rejecting unknown keys with the valid ones (a :class:`ValueError`).
+        A saved :obj:`attention_buckets` (written by earlier versions) sets
+        the runtime bucket count."""
+        if dataclasses.is_dataclass(config):
+            config = dataclasses.asdict(config)  # type: ignore[arg-type]
+        valid = list(inspect.signature(cls).parameters)
         for key in config:
             if key not in valid:
-                hint = difflib.get_close_matches(str(key), valid, n=1)
-                did_you_mean = f" Did you mean '{hint[0]}'?" if hint else ""
-                raise ValueError(
-                    f"Unknown model option '{key}'.{did_you_mean} Valid "
-                    f"options: {', '.join(valid)}")
+                raise ValueError(unknown_option(key, valid))
         return cls(**config)
 
     def layout_options(self, num_buckets: Optional[int] = None
@@ -308,3 +378,8 @@ class GraphormerSepNorm(Module):
                 f"pre_norm={self.config['pre_norm']}, "
                 f"out={self.out_channels})")
 
+
+
+#: The options of :class:`GraphormerSepNorm` as a dataclass, read from its
+#: signature: the fields of :attr:`GraphormerSepNorm.config`.
+GraphormerConfig = options_dataclass('GraphormerConfig', GraphormerSepNorm)

@@ -8,6 +8,8 @@ from torch.nn import Embedding, Module, Parameter
 
 from ..transforms.batch_layout import BatchLayout
 from .categorical_embedding import CategoricalEmbedding
+from .float_features import (float_projection, reset_float_projection,
+                             split_columns)
 from .packed_tokens import PackedTokens
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -63,6 +65,10 @@ class GraphAttentionBias(Module):
             apart than this, or unreachable, do not attend to each other (the
             reference collator's :obj:`spatial_pos_max - 2`).
             (default: :obj:`None`)
+        edge_float_channels (int, optional): Float columns of
+            :obj:`edge_attr` after the categorical ones (if any), whose
+            linear projection is added to the edge embedding.
+            (default: :obj:`0`)
     """
     def __init__(
         self,
@@ -72,6 +78,7 @@ class GraphAttentionBias(Module):
         multi_hop_max_dist: int = 20,
         max_distance: int = 64,
         max_attention_distance: Optional[int] = None,
+        edge_float_channels: int = 0,
     ) -> None:
         super().__init__()
         if edge_encoding not in ('multi_hop', 'single'):
@@ -85,9 +92,14 @@ class GraphAttentionBias(Module):
         self.multi_hop_max_dist = multi_hop_max_dist
         self.max_distance = max_distance
         self.max_attention_distance = max_attention_distance
+        self.edge_vocab_sizes = (None if edge_vocab_sizes is None else
+                                 [int(size) for size in edge_vocab_sizes])
         self.edge_embedding = CategoricalEmbedding(
             list(edge_vocab_sizes or [1]), num_heads, reduce='mean',
             name='edge_attr')
+        self.edge_float_channels = edge_float_channels
+        self.edge_float_projection = float_projection(edge_float_channels,
+                                                      num_heads)
         # Distances 0..max_distance, then one entry for "unreachable".
         self.spatial_embedding = Embedding(max_distance + 2, num_heads)
         self.virtual_distance = Parameter(torch.empty(num_heads))
@@ -106,6 +118,7 @@ class GraphAttentionBias(Module):
     def reset_parameters(self) -> None:
         r"""Graphormer's initialization: normal with standard deviation 0.02."""
         self.edge_embedding.reset_parameters()
+        reset_float_projection(self.edge_float_projection)
         torch.nn.init.normal_(self.spatial_embedding.weight, std=0.02)
         torch.nn.init.normal_(self.virtual_distance, std=0.02)
         if self.hop_weight is not None:
@@ -131,7 +144,7 @@ class GraphAttentionBias(Module):
                                     self.unreachable_index)
         node_bias = self.spatial_embedding(spatial_index)  # [num_pairs, H]
 
-        edge_emb = self.edge_embedding(_edge_attr_2d(data))
+        edge_emb = self._edge_embedding(data)
         # A zero row for "no edge", at index num_edges.
         edge_emb = torch.cat([edge_emb, edge_emb.new_zeros(1, self.num_heads)])
         if self.edge_encoding == 'multi_hop':
@@ -160,6 +173,19 @@ class GraphAttentionBias(Module):
             key_mask = key_mask.view(count, 1, 1, n + 1)
             biases.append(bias + _blocked(~key_mask, bias))
         return biases
+
+    def _edge_embedding(self, data: Data) -> Tensor:
+        edge_attr = _edge_attr_2d(data, self.edge_vocab_sizes,
+                                  self.edge_float_channels)
+        num_ids = len(self.edge_vocab_sizes or ())
+        ids, floats = split_columns(edge_attr, num_ids,
+                                    self.edge_float_channels, 'edge_attr')
+        if self.edge_vocab_sizes is None:  # the one shared embedding
+            ids = data.edge_index.new_zeros(data.edge_index.size(1), 1)
+        edge_emb = self.edge_embedding(ids)
+        if self.edge_float_projection is not None:
+            edge_emb = edge_emb + self.edge_float_projection(floats)
+        return edge_emb
 
     def _multi_hop(self, distance: Tensor, layout: BatchLayout,
                    edge_emb: Tensor) -> Tensor:
@@ -194,8 +220,34 @@ def _blocked(mask: Tensor, like: Tensor) -> Tensor:
     return like.new_zeros(mask.shape).masked_fill_(mask, float('-inf'))
 
 
-def _edge_attr_2d(data: Data) -> Tensor:
+def _edge_attr_2d(data: Data, vocab_sizes: Optional[list[int]],
+                  float_channels: int = 0) -> Tensor:
+    r"""The batch's :obj:`edge_attr` as :obj:`[num_edges, columns]`, or one
+    column of zeros for a model without edge features (:obj:`vocab_sizes`
+    :obj:`None`, no :obj:`float_channels`); a batch that does not fit the
+    model raises a :class:`ValueError` naming the fix."""
     edge_attr = getattr(data, 'edge_attr', None)
+    num_edges = data.edge_index.size(1)
+    if vocab_sizes is None and not float_channels:
+        if edge_attr is not None:
+            raise ValueError(
+                f"The graphs have 'edge_attr' but the model was built "
+                f"without edge features (bond_vocab_sizes=None); build it "
+                f"with the number of values of each edge_attr column as "
+                f"bond_vocab_sizes, or delete edge_attr from the graphs")
+        return data.edge_index.new_zeros(num_edges, 1)
     if edge_attr is None:
-        return data.edge_index.new_zeros(data.edge_index.size(1), 1)
+        raise ValueError(
+            f"The graphs have no 'edge_attr' but the model embeds "
+            f"{len(vocab_sizes or ()) + float_channels} edge feature "
+            f"column(s) (bond_vocab_sizes={vocab_sizes}, edge_float_channels="
+            f"{float_channels}); build the model with bond_vocab_sizes=None "
+            f"and edge_float_channels=0 for graphs without edge features")
+    if edge_attr.size(0) != num_edges:
+        raise ValueError(
+            f"'edge_attr' has {edge_attr.size(0)} rows but 'edge_index' has "
+            f"{num_edges} edges (columns); give every edge its row, in the "
+            f"order of edge_index's columns (transforms that add edges, "
+            f"such as AddSelfLoops, add rows only to an edge_attr that "
+            f"already has one per edge)")
     return edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr

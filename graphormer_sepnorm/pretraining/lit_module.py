@@ -81,7 +81,8 @@ class PretrainingLitModule(RunModule):
             dict(model_arguments(config['model']),
                  atom_vocab_sizes=list(atom_vocab),
                  bond_vocab_sizes=list(bond_vocab),
-                 out_channels=len(DESCRIPTOR_NAMES)))
+                 out_channels=len(DESCRIPTOR_NAMES),
+                 featurization=config['data']['featurizer']))
         # Pretraining validates with the running statistics.
         self.model.warn_stale_statistics = False
         hidden = config['model']['hidden_channels']

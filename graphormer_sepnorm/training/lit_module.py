@@ -72,7 +72,8 @@ class GraphormerLitModule(RunModule):
                  bond_vocab_sizes=list(self.info.bond_vocab_sizes),
                  out_channels=self.info.num_targets,
                  graph_feature_channels=graph_feature_channels(
-                     config['data'])))
+                     config['data']),
+                 featurization=self.info.featurizer))
         # Validation uses the running statistics by the config's choice
         # (train.precise_bn_batches re-estimates them first).
         self.model.warn_stale_statistics = False

@@ -273,6 +273,14 @@ def test_the_arguments_are_the_fields_of_the_config():
 def test_unknown_config_key_suggests_the_right_one():
     with pytest.raises(ValueError, match="Did you mean 'num_heads'"):
         GraphormerSepNorm.from_config({'num_head': 8})
+    with pytest.raises(TypeError) as error:
+        GraphormerSepNorm(hidden_channel=64)
+    assert str(error.value) == (
+        "Unknown model option 'hidden_channel'. Did you mean "
+        "'hidden_channels'? Valid options: " +
+        ', '.join(inspect.signature(GraphormerSepNorm).parameters))
+    with pytest.raises(TypeError, match="Did you mean 'norm'"):
+        GraphormerSepNorm(nrom='sep')
 
 
 @pytest.mark.parametrize('kwargs, message', [

@@ -62,17 +62,22 @@ def test_zinc_subset_recipe():
 
 
 def test_options_cover_the_model_signature():
-    # The model section is GraphormerConfig's fields (but those the data
-    # gives) and ModelRunConfig's; every constructor argument is a field.
-    from graphormer_sepnorm.training.config.schema import ModelRunConfig
-    params = set(inspect.signature(GraphormerSepNorm).parameters)
-    params -= {*MODEL_KEYS_FROM_DATA}
+    # The model section is the constructor's arguments (but those the data
+    # gives) and ModelRunConfig's; the saved ones are GraphormerConfig's
+    # fields, the keyword-only ones (runtime settings) are not.
+    params = inspect.signature(GraphormerSepNorm).parameters
     keys = {o.key[len('model.'):] for o in OPTIONS
             if o.key.startswith('model.')}
-    assert keys == params | set(MODEL_KEYS_NOT_ARGUMENTS)
-    fields = {f.name for f in dataclasses.fields(GraphormerConfig)} | {
-        f.name for f in dataclasses.fields(ModelRunConfig)}
-    assert params <= fields
+    assert keys == set(params) - {*MODEL_KEYS_FROM_DATA} | set(
+        MODEL_KEYS_NOT_ARGUMENTS)
+    fields = {f.name for f in dataclasses.fields(GraphormerConfig)}
+    assert fields == {name for name, p in params.items()
+                      if p.kind != p.KEYWORD_ONLY}
+    assert 'attention_buckets' in keys - fields
+    by_key = {o.key: o for o in OPTIONS}
+    assert by_key['model.num_layers'].doc == 'Transformer blocks.'
+    assert by_key['model.num_layers'].range == '> 0'
+    assert by_key['model.norm'].choices == ('sep', 'share')
     table = options_markdown()
     for option in OPTIONS:
         assert f'`{option.key}`' in table and option.doc

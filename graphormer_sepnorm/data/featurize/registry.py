@@ -45,9 +45,20 @@ def featurizer_vocab_sizes(
     feature column of the featurizer :obj:`name` (the model's
     :obj:`atom_vocab_sizes` and :obj:`bond_vocab_sizes`).
 
+    :obj:`"pyg"` names the graphs of PyG's
+    :func:`torch_geometric.utils.from_smiles` (9 atom and 3 bond columns
+    whose meanings differ from OGB's): a model built with these sizes and
+    :obj:`featurization="pyg"` trains on them in one's own loop (this
+    package's pipelines featurize with :obj:`"zinc"` or :obj:`"ogb"`).
+
     Args:
-        name (str): :obj:`"zinc"` or :obj:`"ogb"` (case-insensitive).
+        name (str): :obj:`"zinc"`, :obj:`"ogb"` or :obj:`"pyg"`
+            (case-insensitive).
     """
+    if str(name).lower().strip() == 'pyg':
+        from torch_geometric.utils.smiles import e_map, x_map
+        return (tuple(len(values) for values in x_map.values()),
+                tuple(len(values) for values in e_map.values()))
     get_featurizer(name)  # an unknown name raises here
     if name.lower().strip() == 'zinc':
         return (len(ZINC_ATOM_TYPES), ), (len(ZINC_BOND_TYPES), )

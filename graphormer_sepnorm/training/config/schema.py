@@ -1,21 +1,20 @@
 r"""The option schema: every configuration key is a field of its section's
 dataclass (:class:`RunConfig` for the top-level keys, :class:`DataConfig`,
 :class:`OptimConfig`, :class:`TrainConfig`, :class:`PretrainConfig`, and for
-:obj:`model` the fields of
-:class:`~graphormer_sepnorm.models.GraphormerConfig` with
-:class:`ModelRunConfig`), with its type, default and one-line meaning.
+:obj:`model` the arguments of
+:class:`~graphormer_sepnorm.GraphormerSepNorm`, read from its signature,
+with :class:`ModelRunConfig`), with its type, default and one-line meaning.
 :data:`OPTIONS` lists them as dotted keys for validation, and
 :func:`options_markdown` as the key table of ``configs/README.md``."""
 import dataclasses
-import inspect
 from dataclasses import dataclass
 from typing import Any, Literal, Optional, Union
 
 import yaml
 
 from ...data.datasets import DATASET_NAMES
-from ...models import GraphormerConfig, GraphormerSepNorm
-from ...models.config import choices, option, strip_optional
+from ...models import GraphormerSepNorm
+from ...models.config import choices, model_options, strip_optional
 from ..metrics import METRIC_NAMES, TASK_METRICS
 from .environment import DATA_ROOT_ENV
 
@@ -27,6 +26,17 @@ PRETRAINING_DATA = 'pretraining'
 Workers = Union[int, Literal['auto']]
 #: :obj:`train.devices`: a count, a list of device ids, or :obj:`"auto"`.
 Devices = Union[int, list[int], Literal['auto']]
+
+
+def option(default: Any, doc: str, **metadata: Any) -> Any:
+    r"""A dataclass field with its default and its one-line meaning, and
+    :obj:`metadata` such as the :obj:`length` of a list or the
+    :obj:`range` the configuration's validation checks."""
+    metadata['doc'] = doc
+    if isinstance(default, list):
+        return dataclasses.field(default_factory=default.copy,
+                                 metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
 
 
 class ConfigError(ValueError):
@@ -241,15 +251,9 @@ class PretrainConfig:
 
 @dataclass
 class ModelRunConfig:
-    r"""The keys of the :obj:`model` section beside the fields of
-    :class:`~graphormer_sepnorm.models.GraphormerConfig`: how a run uses the
+    r"""The keys of the :obj:`model` section beside the arguments of
+    :class:`~graphormer_sepnorm.GraphormerSepNorm`: how a run uses the
     model, not saved with it."""
-    attention_buckets: int = option(
-        inspect.signature(GraphormerSepNorm).parameters[
-            'attention_buckets'].default,
-        'Run the encoder on this many buckets of graphs of similar size, '
-        'each padded only to its own largest graph (same result, less '
-        'padding).')
     init_from: Optional[str] = option(None, 'Fine-tune: start from the '
         'encoder of this model (a pretrained backbone or a trained model: a '
         '`.safetensors` file, a run directory, or `bundled:<name>`; '
@@ -262,7 +266,7 @@ class ModelRunConfig:
 
 #: Model arguments filled from the dataset, never from the configuration.
 MODEL_KEYS_FROM_DATA = ('atom_vocab_sizes', 'bond_vocab_sizes', 'out_channels',
-                        'graph_feature_channels')
+                        'graph_feature_channels', 'featurization')
 
 #: Keys of the :obj:`model` section that are not arguments of
 #: :class:`~graphormer_sepnorm.GraphormerSepNorm` (see
@@ -301,21 +305,28 @@ _TYPE_NAMES = {bool: 'bool', int: 'int', float: 'float', str: 'str',
                Devices: 'devices'}
 
 
-def _options(cls: type, section: str = '', skip: tuple = ()) -> list[Option]:
-    options = []
-    for f in dataclasses.fields(cls):
-        if f.name in skip:
-            continue
-        type_, nullable = strip_optional(f.type)
-        allowed = choices(type_)
-        default = (f.default_factory() if f.default is dataclasses.MISSING
-                   else f.default)
-        options.append(Option(
-            f'{section}.{f.name}' if section else f.name,
-            'str' if allowed else _TYPE_NAMES[type_], default,
-            f.metadata['doc'], allowed, nullable, f.metadata.get('length'),
-            f.metadata.get('range')))
-    return options
+def _option(key: str, type_: Any, default: Any, doc: str,
+            metadata: Any) -> Option:
+    type_, nullable = strip_optional(type_)
+    allowed = choices(type_)
+    return Option(key, 'str' if allowed else _TYPE_NAMES[type_], default, doc,
+                  allowed, nullable, metadata.get('length'),
+                  metadata.get('range'))
+
+
+def _options(cls: type, section: str = '') -> list[Option]:
+    return [_option(f'{section}.{f.name}' if section else f.name, f.type,
+                    f.default_factory() if f.default is dataclasses.MISSING
+                    else f.default, f.metadata['doc'], f.metadata)
+            for f in dataclasses.fields(cls)]
+
+
+def _model_options() -> list[Option]:
+    # The arguments of GraphormerSepNorm, from its signature.
+    return [_option(f'model.{o.name}', o.type, o.default, o.doc.text,
+                    {'range': o.doc.range})
+            for o in model_options(GraphormerSepNorm)
+            if o.name not in MODEL_KEYS_FROM_DATA]
 
 
 #: Every configuration key, with its type, default and meaning.
@@ -323,8 +334,7 @@ OPTIONS: list[Option] = (
     _options(RunConfig) + _options(DataConfig, 'data') +
     _options(OptimConfig, 'optim') + _options(TrainConfig, 'train') +
     _options(PretrainConfig, 'pretrain') +
-    _options(GraphormerConfig, 'model', skip=MODEL_KEYS_FROM_DATA) +
-    _options(ModelRunConfig, 'model'))
+    _model_options() + _options(ModelRunConfig, 'model'))
 _BY_KEY: dict[str, Option] = {option.key: option for option in OPTIONS}
 _SECTIONS = sorted({k.split('.')[0] for k in _BY_KEY if '.' in k})
 
