@@ -2,7 +2,6 @@
 the scripts refusing bad configs before any work starts."""
 import dataclasses
 import inspect
-import time
 from pathlib import Path
 
 import pytest
@@ -209,8 +208,9 @@ def test_train_cli_missing_config_and_nothing_to_resume(tmp_path, capsys):
 
 def test_train_script_exits_before_any_work(tmp_path):
     """The real script: exit status 2, a one-line error, no traceback, no
-    files, within seconds (no data loading)."""
-    start = time.perf_counter()
+    files: neither the run folder nor the data root is made, so no data was
+    loaded (a wall-clock bound failed on a loaded machine and proved no
+    more)."""
     result = run_script(TRAIN, '--config',
                         str(CONFIGS / 'zinc_subset_sepnorm.yaml'),
                         f'output_dir={tmp_path}/runs',
@@ -221,7 +221,6 @@ def test_train_script_exits_before_any_work(tmp_path):
     assert 'Traceback' not in result.stderr
     assert not (tmp_path / 'runs').exists()
     assert not (tmp_path / 'data').exists()
-    assert time.perf_counter() - start < 30
 
 
 def test_scripts_have_help(capsys):
