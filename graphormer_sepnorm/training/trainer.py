@@ -32,6 +32,7 @@ A run directory (``<output_dir>/<run_name>``) holds::
 from __future__ import annotations
 
 import warnings
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -162,6 +163,8 @@ def build_trainer(config: dict, run_dir: Path,
             precision=_precision(config, accelerator),
             max_steps=t['max_steps'] if t['max_steps'] is not None else -1,
             max_epochs=t['max_epochs'] if t['max_epochs'] is not None else -1,
+            max_time=(None if t['max_minutes'] is None
+                      else timedelta(minutes=t['max_minutes'])),
             gradient_clip_val=t['gradient_clip_val'],
             check_val_every_n_epoch=(t['check_val_every_n_epoch']
                                      if val_check_interval is None else None),

@@ -1,6 +1,8 @@
 """The Lightning trainer a configuration builds: precision resolved by
 device, validation every N steps (train.val_every_n_steps) mapped to
 Lightning's val_check_interval, end to end on ZINC."""
+import json
+
 import pytest
 import torch
 
@@ -96,3 +98,28 @@ def test_validation_every_6_steps_mid_epoch(zinc_root, tmp_path):
     rows = metrics_rows(tmp_path / 'steps')
     assert [(int(r['epoch']), int(r['step'])) for r in rows] == [(1, 6),
                                                                  (2, 12)]
+
+
+def test_max_minutes_maps_to_lightnings_max_time(tmp_path):
+    trainer, _, _ = build_trainer(
+        _config('train.max_minutes=1.5', 'train.progress_bar=false'),
+        tmp_path)
+    timer = next(c for c in trainer.callbacks
+                 if type(c).__name__ == 'Timer')
+    assert timer._duration == 90.0
+    with pytest.raises(ConfigError, match='train.max_minutes'):
+        _config('train.max_minutes=0')
+
+
+def test_a_time_limit_stops_training_and_test_is_still_scored(
+        zinc_root, tmp_path):
+    # 2 s of training against 100,000 steps: the time limit comes first,
+    # and the run ends as usual, with its best validation scored on test.
+    result = run_script(TRAIN, *zinc_args(
+        zinc_root, tmp_path, 'timed', 'train.max_steps=100000',
+        'train.max_minutes=0.033', 'train.val_every_n_steps=2'))
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = metrics_rows(tmp_path / 'timed')
+    assert rows and int(rows[-1]['step']) < 100000
+    results = json.loads((tmp_path / 'timed' / 'results.json').read_text())
+    assert results['test_metric_at_best_val'] is not None

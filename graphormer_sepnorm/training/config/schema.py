@@ -159,6 +159,10 @@ class TrainConfig:
         'steps (null: max_epochs decides).', range='> 0')
     max_epochs: Optional[int] = option(None, 'Stop after this many epochs '
         '(null: max_steps decides).', range='> 0')
+    max_minutes: Optional[float] = option(None, 'Also stop after this '
+        'much training time (wall-clock minutes, counted across resumes; '
+        "Lightning's max_time), whichever limit comes first; the schedule "
+        'still spans optim.total_steps. null: no time limit.', range='> 0')
     precision: Literal['auto', '32-true', 'bf16-mixed', '16-mixed',
                        '64-true'] = option(
         'auto', 'Lightning precision; auto: bf16-mixed on a bf16-capable '
