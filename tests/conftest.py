@@ -63,6 +63,20 @@ def pytest_collection_modifyitems(session, config, items):
     items.sort(key=file_rank)
 
 
+#: Set (to anything) to print each failure's traceback the moment it
+#: fails, not only in the summary: benchmarks/gpu_check.py sets it, since a
+#: step that runs out of time ends before pytest's summary.
+FAILURES_AT_ONCE_ENV = 'GRAPHORMER_PRINT_FAILURES_AT_ONCE'
+
+
+def pytest_runtest_logreport(report):
+    # Under xdist this runs in the controller too, whose output is the
+    # run's output.
+    if report.failed and os.environ.get(FAILURES_AT_ONCE_ENV):
+        print(f"\n--- {report.nodeid} failed ({report.when}):\n"
+              f"{report.longreprtext}\n---", flush=True)
+
+
 def pytest_report_header(config):
     seed = os.environ.get(SHUFFLE_ENV)
     return f'tests shuffled with seed {seed} ({SHUFFLE_ENV})' if seed else []
