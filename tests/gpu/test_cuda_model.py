@@ -48,8 +48,12 @@ def train_step(model, batch):
 def test_cpu_and_cuda_agree(norm, num_buckets):
     batch, model = batch_and_model(norm, num_buckets)
     on_gpu = copy.deepcopy(model).to(CUDA)
+    # A copy: PyG's Batch.to moves the batch in place, which left the CPU
+    # model a CUDA batch below (the four failures on the H200 of
+    # 2026-11-28).
+    gpu_batch = batch.clone().to(CUDA)
     out_cpu, grads_cpu = train_step(model, batch)
-    out_gpu, grads_gpu = train_step(on_gpu, batch.to(CUDA))
+    out_gpu, grads_gpu = train_step(on_gpu, gpu_batch)
     torch.testing.assert_close(out_gpu, out_cpu, rtol=1e-4, atol=1e-5)
     scale = max(float(g.abs().max()) for g in grads_cpu.values())
     for name, grad in grads_cpu.items():
@@ -61,8 +65,8 @@ def test_cpu_and_cuda_agree(norm, num_buckets):
                                    msg=name)
     model.eval(), on_gpu.eval()
     with torch.no_grad():
-        torch.testing.assert_close(on_gpu(batch.to(CUDA)).cpu(),
-                                   model(batch), rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(on_gpu(gpu_batch).cpu(), model(batch),
+                                   rtol=1e-4, atol=1e-5)
 
 
 def test_bf16_is_within_tolerance_of_fp32():
