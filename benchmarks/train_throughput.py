@@ -15,7 +15,8 @@ processes.
 
 ``--precision``, ``--compile``, ``--batch-sizes`` and ``--buckets`` take
 several values and measure every combination (``--compile`` compiles the
-model with ``torch.compile(dynamic=True)``; its compile time is reported
+model's regions, :meth:`GraphormerSepNorm.compile_regions`, or its whole
+forward with ``torch.compile(dynamic=True)``; the compile time is reported
 apart, not in the steps; ``--buckets`` overrides the number of attention
 size buckets the loader prepares). ``--json`` is rewritten after every
 setting, so a run stopped by a time limit keeps the settings it finished. ``--baseline REV`` measures the same settings with the code of
@@ -80,10 +81,12 @@ def parse_args(argv=None) -> argparse.Namespace:
                         choices=['auto', '32', 'bf16'],
                         help='auto: bf16 on a GPU that has it, else fp32.')
     parser.add_argument('--compile', nargs='+', default=['off'],
-                        choices=['off', 'on'],
-                        help='torch.compile the model (dynamic shapes).')
+                        choices=['off', 'regions', 'model'],
+                        help='torch.compile (dynamic shapes) the model\'s '
+                        'regions (GraphormerSepNorm.compile_regions) or its '
+                        'whole forward (several: each).')
     parser.add_argument('--compile-backend', default='inductor',
-                        help='torch.compile backend with --compile on '
+                        help='torch.compile backend of --compile '
                         '(default: inductor).')
     parser.add_argument('--batch-sizes', type=int, nargs='+', default=None,
                         help='Override the config batch size (several: '
@@ -197,7 +200,7 @@ class Batches:
 
 
 def measure(batches: Batches, args, precision: str = 'auto',
-            compiled: bool = False) -> dict:
+            compiled: str = 'off') -> dict:
     r"""Times :obj:`args.warmup` + :obj:`args.steps` training steps of a
     fresh model on :obj:`batches`."""
     device, config = batches.device, batches.config
@@ -208,9 +211,12 @@ def measure(batches: Batches, args, precision: str = 'auto',
     loss_fn = _loss_fn(batches.splits.info.task)
     use_bf16 = (precision == 'bf16' or precision == 'auto' and
                 device.startswith('cuda') and torch.cuda.is_bf16_supported())
-    network = (torch.compile(model, dynamic=True,
-                             backend=args.compile_backend)
-               if compiled else model)
+    network = model
+    if compiled == 'model':
+        network = torch.compile(model, dynamic=True,
+                                backend=args.compile_backend)
+    elif compiled == 'regions':
+        model.compile_regions(dynamic=True, backend=args.compile_backend)
     times, graphs = [], []
     first_step_s = 0.0
     device_type = 'cuda' if device.startswith('cuda') else 'cpu'
@@ -254,8 +260,9 @@ def measure(batches: Batches, args, precision: str = 'auto',
                  f"norm={model_config['norm']}, multi_hop_max_dist="
                  f"{model_config['multi_hop_max_dist']}",
         'precision': 'bf16-mixed' if use_bf16 else '32-true',
-        'compiled': bool(compiled),
-        'compile_s': first_step_s if compiled else 0.0,
+        'compiled': compiled != 'off',
+        'compile_scope': compiled,
+        'compile_s': first_step_s if compiled != 'off' else 0.0,
         'first_step_s': first_step_s,
         'buckets': batches.layout['num_buckets'],
         'workers': args.workers,
@@ -297,7 +304,7 @@ def measure_all(args) -> list[dict]:
         try:
             for precision, compiled in itertools.product(args.precision,
                                                          args.compile):
-                result = measure(batches, args, precision, compiled == 'on')
+                result = measure(batches, args, precision, compiled)
                 results.append(result)
                 print(_line(result), flush=True)
                 if args.json:
@@ -308,7 +315,8 @@ def measure_all(args) -> list[dict]:
 
 
 def _line(result: dict) -> str:
-    compiled = ' compiled' if result.get('compiled') else ''
+    compiled = (f" compiled ({result.get('compile_scope', 'model')})"
+                if result.get('compiled') else '')
     return (f"{result['dataset']:12s} {result['device']:5s} batch "
             f"{result['batch_size']:4d} {result['precision']}{compiled} "
             f"buckets {result['buckets']}  "
@@ -408,6 +416,10 @@ def main(argv=None) -> int:
     return 0
 
 
+def _seconds(value: Optional[float]) -> str:
+    return '—' if value is None else f'{value:.1f}'
+
+
 def report_markdown(results: list[dict], argv: list[str]) -> str:
     r"""A markdown report of :obj:`results`: the command, the machine and
     one row per setting (with the baseline's median and the ratio when
@@ -426,21 +438,22 @@ def report_markdown(results: list[dict], argv: list[str]) -> str:
         f"{os.getloadavg()[0]:.1f} at the end).",
         '* A step = batch fetch (collation and layout included) + forward + '
         'loss + backward + clip + AdamW; median over the measured steps after '
-        'the warm-up'
+        'the warm-up; the first step (loader start, compilation) apart'
         + (f', in alternating rounds of this code and `{baseline}` (the '
            f'median of the per-round medians)' if baseline else '') + '.',
         '']
     header = ('| dataset | device | batch | buckets | precision | compiled | '
-              'median step (s) | graphs/s |')
-    rule = '| --- | --- | --- | --- | --- | --- | --- | --- |'
+              'first step (s) | median step (s) | graphs/s |')
+    rule = '| --- | --- | --- | --- | --- | --- | --- | --- | --- |'
     if baseline:
         header += f' `{baseline}` median step (s) | speed-up |'
         rule += ' --- | --- |'
     lines += [header, rule]
     for r in results:
         row = (f"| {r['dataset']} | {r['device']} | {r['batch_size']} | "
-               f"{r.get('buckets', '?')} | {r['precision']} | {'yes' if r.get('compiled') else 'no'} | "
-               f"{r['median_step_s']:.3f} | "
+               f"{r.get('buckets', '?')} | {r['precision']} | "
+               f"{r.get('compile_scope', 'model') if r.get('compiled') else 'no'} | "
+               f"{_seconds(r.get('first_step_s'))} | {r['median_step_s']:.3f} | "
                f"{r['batch_size'] / r['median_step_s']:.0f} |")
         if baseline:
             row += (f" {r['baseline_median_step_s']:.3f} | "

@@ -196,10 +196,13 @@ class RunModule(LightningModule):
 
     def compile_network(self) -> None:
         r"""Compiles what training runs of the network
-        (:obj:`train.compile`): here the model's forward, in place
-        (:meth:`torch.nn.Module.compile`), so that the parameters keep
-        their names (no :obj:`_orig_mod.` prefix) in checkpoints."""
-        self.model.compile(dynamic=True)
+        (:obj:`train.compile`, :obj:`train.compile_scope`): the model's
+        regions or its forward, in place, so that the parameters keep their
+        names (no :obj:`_orig_mod.` prefix) in checkpoints."""
+        if self.config['train']['compile_scope'] == 'regions':
+            self.model.compile_regions(dynamic=True)
+        else:
+            self.model.compile(dynamic=True)
 
     # ------------------------------------------------------------------
     # Clocks

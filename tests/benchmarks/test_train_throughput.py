@@ -26,7 +26,7 @@ def test_the_report_puts_the_baseline_beside_each_setting():
         rows, ['--baseline', 'abc123', '--json', 'x.json', '--steps', '5'])
     assert '`python benchmarks/train_throughput.py --baseline abc123 ' \
         '--steps 5`' in text
-    assert '| zinc_subset | cpu | 256 | 4 | 32-true | no | 0.500 | 512 | ' \
+    assert '| zinc_subset | cpu | 256 | 4 | 32-true | no | — | 0.500 | 512 | ' \
         '0.750 | 1.50x |' in text
 
 

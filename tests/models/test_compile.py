@@ -2,6 +2,8 @@
 and backward of GraphormerSepNorm in one graph (no graph break), for both
 norms and both featurizers, gives the eager outputs and gradients within
 float tolerance, and takes a batch of other sizes without recompiling."""
+import copy
+
 import pytest
 import torch
 from conftest import laid_out, load_real_zinc
@@ -76,6 +78,42 @@ def test_full_graph_compile_matches_eager(featurizer, norm, backend,
         for got, expected in zip(grads, eager_grads):
             torch.testing.assert_close(got, expected, rtol=1e-3,
                                        atol=1e-4 * scale)
+
+
+@pytest.mark.parametrize('norm', ['sep', 'share'])
+def test_compiled_regions_match_eager_and_compile_once(norm):
+    """compile_regions: the node encoder, the attention bias and the layers
+    compiled apart, each whole, equal to eager; the four layers share one
+    graph (SepNorm's first layer has its own: it normalizes the constant
+    graph token with a LayerNorm), so 3 graphs or 4, not 6 or 7; a batch of
+    other sizes recompiles nothing."""
+    from torch._dynamo.utils import counters
+    torch._dynamo.reset()
+    counters.clear()
+    first, second = zinc_batches()
+    torch.manual_seed(0)
+    model = GraphormerSepNorm(num_layers=4, hidden_channels=32,
+                              ffn_channels=32, num_heads=4, norm=norm,
+                              attention_dropout=0.0, activation_dropout=0.0,
+                              multi_hop_max_dist=5, attention_buckets=1)
+    eager = copy.deepcopy(model).train()
+    model.train().compile_regions(fullgraph=True, dynamic=True,
+                                  backend='aot_eager')
+    names = [name for name, _ in model.named_parameters()]
+    assert names == [name for name, _ in eager.named_parameters()]
+    for graphs in (first, second):
+        batch, _ = laid_out(Batch.from_data_list(graphs),
+                            **model.layout_options())
+        eager_out, eager_grads = step(eager, batch)
+        with torch.compiler.set_stance(
+                'fail_on_recompile' if graphs is second else 'default'):
+            out, grads = step(model, batch)
+        torch.testing.assert_close(out, eager_out, rtol=1e-4, atol=1e-5)
+        scale = max(float(g.abs().max()) for g in eager_grads)
+        for got, expected in zip(grads, eager_grads):
+            torch.testing.assert_close(got, expected, rtol=1e-3,
+                                       atol=1e-4 * scale)
+    assert counters['stats']['unique_graphs'] == (4 if norm == 'sep' else 3)
 
 
 def test_training_with_dropout_compiles_in_one_graph():

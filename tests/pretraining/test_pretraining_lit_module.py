@@ -44,13 +44,20 @@ def test_every_trainable_parameter_gets_a_gradient(batch, weights, frozen):
     assert frozen_heads == frozen
 
 
-def test_compile_compiles_the_encoder_in_place():
-    config = load_config(CONFIG, ['train.compile=true', *TINY_MODEL],
+@pytest.mark.parametrize('scope', ['regions', 'model'])
+def test_compile_compiles_the_encoder_in_place(scope):
+    config = load_config(CONFIG, ['train.compile=true',
+                                  f'train.compile_scope={scope}',
+                                  *TINY_MODEL],
                          env={}, check_paths=False)
     compiled, plain = PretrainingLitModule(config), PretrainingLitModule(
         config)
     compiled.on_fit_start()
-    assert hasattr(compiled.model.encode, '_torchdynamo_orig_callable')
+    whole = hasattr(compiled.model.encode, '_torchdynamo_orig_callable')
+    layers = all(layer._compiled_call_impl is not None
+                 for layer in compiled.model.layers)
+    assert (whole, layers) == ((True, False) if scope == 'model' else
+                               (False, True))
     assert not hasattr(plain.model.encode, '_torchdynamo_orig_callable')
     assert list(compiled.state_dict()) == list(plain.state_dict())
 

@@ -5,6 +5,8 @@ import csv
 import os
 from types import SimpleNamespace
 
+import pytest
+
 from graphormer_sepnorm.training.run_module import RunModule
 
 COLUMNS = ['epoch', 'step', 'val_mae']
@@ -62,18 +64,27 @@ def test_a_replaced_row_rewrites_the_file(tmp_path):
     assert _rows(path) == [COLUMNS, ['0', '4', '0.5'], ['1', '8', '0.3']]
 
 
-def test_compile_keeps_the_checkpoint_keys(tmp_path):
+@pytest.mark.parametrize('scope', ['regions', 'model'])
+def test_compile_keeps_the_checkpoint_keys(tmp_path, scope):
     import torch
     from graphormer_sepnorm.training.config import load_config
     from graphormer_sepnorm.training.lit_module import GraphormerLitModule
     from training_helpers import CONFIGS, TINY_MODEL
     config = load_config(CONFIGS / 'zinc_subset_sepnorm.yaml',
-                         ['train.compile=true', *TINY_MODEL], env={},
-                         check_paths=False)
+                         ['train.compile=true',
+                          f'train.compile_scope={scope}', *TINY_MODEL],
+                         env={}, check_paths=False)
     compiled, plain = GraphormerLitModule(config), GraphormerLitModule(config)
     compiled.on_fit_start()
-    assert compiled.model._compiled_call_impl is not None  # compiled
-    assert plain.model._compiled_call_impl is None
+    # In place: the whole forward, or each region (the layers among them).
+    compiled_modules = [name for name, module in compiled.model.named_modules()
+                        if module._compiled_call_impl is not None]
+    assert compiled_modules == (
+        [''] if scope == 'model' else
+        ['node_encoder', 'attention_bias',
+         *(f'layers.{i}' for i in range(len(compiled.model.layers)))])
+    assert all(module._compiled_call_impl is None
+               for module in plain.model.modules())
     state = compiled.state_dict()
     assert list(state) == list(plain.state_dict())
     assert not any('_orig_mod' in key for key in state)

@@ -222,6 +222,12 @@ class TrainConfig:
         '`torch.compile(dynamic=True)`, in place, so checkpoints keep their '
         'key names; the first steps (and each new graph size pattern) are '
         'slower while it compiles.')
+    compile_scope: Literal['model', 'regions'] = option('model', 'What '
+        'train.compile compiles: `model`: the whole forward in one graph; '
+        '`regions`: the node encoder, the attention bias and the layers '
+        'apart (GraphormerSepNorm.compile_regions: the layers share their '
+        'compilation, which took half the time on the CPU, with slower '
+        'steps there; benchmarks/results/compile_time.md).')
     precise_bn_batches: Optional[int] = option(None, 'Before each '
         "validation, re-estimate the BatchNorm statistics (SepNorm's graph "
         'token) on this many training batches with the weights frozen '
