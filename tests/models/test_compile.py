@@ -47,6 +47,27 @@ def step(model, batch):
     return out.detach(), [p.grad.clone() for p in model.parameters()]
 
 
+def assert_steps_match(eager, compiled, first, second):
+    """One training step of :obj:`compiled` on each batch of graphs equals
+    one of :obj:`eager`; the second batch (other sizes) reuses the graphs
+    the first compiled (fullgraph=True raises on any graph break)."""
+    for graphs in (first, second):
+        batch, _ = laid_out(Batch.from_data_list(graphs),
+                            **eager.layout_options())
+        eager_out, eager_grads = step(eager, batch)
+        with torch.compiler.set_stance(
+                'fail_on_recompile' if graphs is second else 'default'):
+            out, grads = step(compiled, batch)
+        torch.testing.assert_close(out, eager_out, rtol=1e-4, atol=1e-5)
+        # Relative to the gradients' scale: fused kernels add in another
+        # order, and some gradients are zero but for rounding (the biases
+        # just before a norm that removes their shift).
+        scale = max(float(g.abs().max()) for g in eager_grads)
+        for got, expected in zip(grads, eager_grads):
+            torch.testing.assert_close(got, expected, rtol=1e-3,
+                                       atol=1e-4 * scale)
+
+
 # Every setting is traced whole (Dynamo with fullgraph=True, AOT autograd
 # for the backward); one is also compiled by Inductor into machine code
 # (minutes on two cores, so once).
@@ -61,23 +82,7 @@ def test_full_graph_compile_matches_eager(featurizer, norm, backend,
     model = build(featurizer, norm).train()
     compiled = torch.compile(model, fullgraph=True, dynamic=True,
                              backend=backend)
-    for graphs in (first, second):
-        batch, _ = laid_out(Batch.from_data_list(graphs),
-                            **model.layout_options())
-        eager_out, eager_grads = step(model, batch)
-        # fullgraph=True raises on any graph break; the second batch (other
-        # sizes) must reuse the graph of the first.
-        with torch.compiler.set_stance(
-                'fail_on_recompile' if graphs is second else 'default'):
-            out, grads = step(compiled, batch)
-        torch.testing.assert_close(out, eager_out, rtol=1e-4, atol=1e-5)
-        # Relative to the gradients' scale: fused kernels add in another
-        # order, and some gradients are zero but for rounding (the biases
-        # just before a norm that removes their shift).
-        scale = max(float(g.abs().max()) for g in eager_grads)
-        for got, expected in zip(grads, eager_grads):
-            torch.testing.assert_close(got, expected, rtol=1e-3,
-                                       atol=1e-4 * scale)
+    assert_steps_match(model, compiled, first, second)
 
 
 @pytest.mark.parametrize('norm', ['sep', 'share'])
@@ -101,18 +106,7 @@ def test_compiled_regions_match_eager_and_compile_once(norm):
                                   backend='aot_eager')
     names = [name for name, _ in model.named_parameters()]
     assert names == [name for name, _ in eager.named_parameters()]
-    for graphs in (first, second):
-        batch, _ = laid_out(Batch.from_data_list(graphs),
-                            **model.layout_options())
-        eager_out, eager_grads = step(eager, batch)
-        with torch.compiler.set_stance(
-                'fail_on_recompile' if graphs is second else 'default'):
-            out, grads = step(model, batch)
-        torch.testing.assert_close(out, eager_out, rtol=1e-4, atol=1e-5)
-        scale = max(float(g.abs().max()) for g in eager_grads)
-        for got, expected in zip(grads, eager_grads):
-            torch.testing.assert_close(got, expected, rtol=1e-3,
-                                       atol=1e-4 * scale)
+    assert_steps_match(eager, model, first, second)
     assert counters['stats']['unique_graphs'] == (4 if norm == 'sep' else 3)
 
 
