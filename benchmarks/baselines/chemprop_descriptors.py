@@ -20,7 +20,7 @@ from rdkit import Chem
 
 __all__ = ['featurizer_names', 'check_featurizer_names',
            'molecule_featurizers', 'molecule_descriptors',
-           'scale_descriptors']
+           'check_float32_range', 'scale_descriptors']
 
 
 def featurizer_names() -> list[str]:
@@ -70,8 +70,35 @@ def molecule_descriptors(featurizers: Sequence, mol: Chem.Mol
     return np.hstack([f(mol) for f in featurizers]).astype(np.float64)
 
 
+def check_float32_range(datasets: dict) -> None:
+    r"""Raises :class:`ValueError` if a split's raw descriptors hold an
+    infinity or a value beyond float32's range (RDKit 2D descriptors do on
+    large molecules: :obj:`Ipc` up to about 1e84, an infinite
+    :obj:`MaxPartialCharge`): scikit-learn's scaler refuses infinities,
+    and chemprop's float32 batches and :obj:`X_d_transform` would turn the
+    others into infinities and the model's predictions into :obj:`NaN`.
+
+    Args:
+        datasets (dict): chemprop :class:`~chemprop.data.MoleculeDataset`
+            per split, with unscaled descriptors.
+    """
+    limit = np.finfo(np.float32).max
+    for split, dataset in datasets.items():
+        bad = ~(np.abs(dataset.X_d) <= limit)
+        if bad.any():
+            columns = np.flatnonzero(bad.any(axis=0))
+            raise ValueError(
+                f"{int(bad.any(axis=1).sum())} {split} molecules have "
+                f"descriptors that are infinite or beyond float32's range "
+                f"(columns {', '.join(map(str, columns[:5]))} of "
+                f"{dataset.d_xd}), which chemprop cannot scale; choose "
+                f"other molecule featurizers (e.g. v1_rdkit_2d_normalized "
+                f"instead of rdkit_2d)")
+
+
 def scale_descriptors(datasets: dict) -> Optional[ScaleTransform]:
-    r"""Standardizes the descriptors of :obj:`datasets["train"]` with a
+    r"""Checks the descriptors (:func:`check_float32_range`), then
+    standardizes those of :obj:`datasets["train"]` with a
     scaler fitted on them and those of :obj:`datasets["val"]` with the same
     scaler (in place, as ``chemprop train`` does; the test split stays raw),
     and returns the model's :obj:`X_d_transform` (:obj:`None` without
@@ -83,6 +110,7 @@ def scale_descriptors(datasets: dict) -> Optional[ScaleTransform]:
     """
     if datasets['train'].d_xd == 0:
         return None
+    check_float32_range(datasets)
     scaler = datasets['train'].normalize_inputs('X_d')
     datasets['val'].normalize_inputs('X_d', scaler)
     return ScaleTransform.from_standard_scaler(scaler)

@@ -108,6 +108,31 @@ def test_without_featurizers_nothing_changes():
     assert first.in_features == model.message_passing.output_dim
 
 
+def test_descriptors_beyond_float32_are_a_clear_error():
+    # RDKit's Ipc reaches ~1e84 and MaxPartialCharge inf on large MolHIV
+    # molecules: float32 batches would make them inf and predictions NaN.
+    from chemprop.data import MoleculeDatapoint, MoleculeDataset
+    from chemprop.featurizers import SimpleMoleculeMolGraphFeaturizer
+
+    from benchmarks.baselines.chemprop_descriptors import check_float32_range
+
+    def dataset(rows):
+        return MoleculeDataset(
+            [MoleculeDatapoint.from_smi('CCO', y=np.zeros(1),
+                                        x_d=np.array(row, dtype=float))
+             for row in rows], SimpleMoleculeMolGraphFeaturizer())
+    fine = dataset([[1e30, 0.0], [-3e38, 1.0]])
+    check_float32_range({'train': fine})
+    for bad in ([[1.0, np.inf]], [[1e84, 0.0], [1e39, 0.0]]):
+        datasets = {'train': fine, 'test': dataset(bad)}
+        with pytest.raises(ValueError, match=(
+                f"{len(bad)} test molecules have descriptors that are "
+                f"infinite or beyond float32's range \\(columns "
+                f"{int(bad[0][0] == 1.0)} of 2\\).*v1_rdkit_2d_normalized")):
+            scale_descriptors(datasets)
+        assert datasets['train'].X_d[0, 0] == 1e30  # not scaled
+
+
 @pytest.mark.parametrize('names,message', [
     (['rdkit_3d'], "unknown molecule featurizer 'rdkit_3d'; choose from "
      "charge, morgan_binary, morgan_count, rdkit_2d"),
