@@ -19,6 +19,9 @@ Examples (one thread per run; two runs side by side on two cores)::
         --source ../shared/data/ogbg_molhiv --train-molecules 2000 --seed 0
     python benchmarks/chemprop_baseline.py \
         --config configs/cpu/moleculenet/tox21.yaml --split-seed 1 --seed 1
+    python benchmarks/chemprop_baseline.py --dataset molhiv \
+        --source ../shared/data/ogbg_molhiv --seed 0 \
+        --molecule-featurizers rdkit_2d
 """
 from __future__ import annotations
 
@@ -86,6 +89,17 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         'default).')
     parser.add_argument('--threads', type=int, default=1,
                         help='torch threads (default: 1).')
+    parser.add_argument('--molecule-featurizers', nargs='+', default=[],
+                        metavar='NAME',
+                        help="Extra per-molecule descriptors, as chemprop "
+                        "train --molecule-featurizers: chemprop's "
+                        "featurizers by registry name (rdkit_2d, "
+                        "morgan_binary, morgan_count, v1_rdkit_2d, "
+                        "v1_rdkit_2d_normalized, charge in chemprop 2.3), "
+                        "concatenated to the fingerprint, standardized on "
+                        "the training split; the run goes to <output-dir>/"
+                        "<dataset>_chemprop_<names>_seed<seed> (default: "
+                        "none).")
     parser.add_argument('--resume', action='store_true',
                         help='Continue the run from checkpoints/last.ckpt.')
     parser.add_argument('--no-progress-bar', action='store_true',
@@ -119,6 +133,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             max_cpu_minutes=args.max_minutes, batch_size=args.batch_size,
             threads=args.threads, resume=args.resume,
             train_molecules=args.train_molecules,
+            molecule_featurizers=args.molecule_featurizers,
             progress_bar=not args.no_progress_bar)
     except (ConfigError, FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)

@@ -29,6 +29,10 @@ list extra arguments; the run folder is
     seeds: [0, 1, 2, 3]
     trials:
       molhiv_train2000: []
+      molhiv_train2000_rdkit_2d: [--molecule-featurizers, rdkit_2d]
+
+(a list value under ``chemprop``, e.g. ``molecule_featurizers: [rdkit_2d,
+morgan_count]``, becomes one option with several values).
 
 Every (trial, seed, config) is one run of ``scripts/train.py``; the runs of
 one trial and seed start next to each other, so SepNorm and ShareNorm share
@@ -131,7 +135,7 @@ class Run:
             # chemprop_baseline.py names its run directory itself, inside
             # the output folder it is given.
             return next((self.workdir / self.trial / self.name).glob(
-                '*_chemprop_seed*'), self.workdir / self.trial / self.name)
+                '*_chemprop*_seed*'), self.workdir / self.trial / self.name)
         return self.workdir / self.trial / self.name
 
     @property
@@ -219,7 +223,8 @@ def load_plan(path: Path, workdir: Path) -> list[Run]:
 def _chemprop_runs(path: Path, plan: dict, destination: Path,
                    workdir: Path) -> list[Run]:
     r"""The runs of a chemprop plan: its :obj:`chemprop` mapping as
-    ``--key value`` arguments of ``benchmarks/chemprop_baseline.py``."""
+    ``--key value`` arguments of ``benchmarks/chemprop_baseline.py`` (a
+    list value as ``--key value1 value2 ...``)."""
     options = plan['chemprop']
     if not isinstance(options, dict) or not options:
         raise PlanError(f"plan {path}: 'chemprop' must map the arguments of "
@@ -230,7 +235,9 @@ def _chemprop_runs(path: Path, plan: dict, destination: Path,
         raise PlanError(f"plan {path}: a chemprop plan takes no 'common' "
                         f"(put arguments under 'chemprop')")
     arguments = [item for key, value in options.items()
-                 for item in (f"--{str(key).replace('_', '-')}", str(value))]
+                 for item in (f"--{str(key).replace('_', '-')}",
+                              *map(str, value if isinstance(value, list)
+                                   else [value]))]
     return [Run(trial=str(trial), seed=int(seed), config='', overrides=[],
                 trial_overrides=with_seed(trial_arguments, seed),
                 norm='chemprop', destination=destination,

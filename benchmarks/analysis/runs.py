@@ -164,11 +164,13 @@ def dataset_of(run: dict) -> str:
 
 def model_of(run: dict) -> str:
     r"""The model a run belongs to: another family's :obj:`model_family`
-    (chemprop), or the Graphormer's norm (:obj:`"sep"`, :obj:`"share"`),
-    followed by the protocol's :obj:`variant` if any (e.g. :obj:`"sep,
-    from SMILES, OGB features"`)."""
+    (chemprop) followed by its :obj:`molecule_featurizers` if any (e.g.
+    :obj:`"chemprop D-MPNN + rdkit_2d"`), or the Graphormer's norm
+    (:obj:`"sep"`, :obj:`"share"`), followed by the protocol's
+    :obj:`variant` if any (e.g. :obj:`"sep, from SMILES, OGB features"`)."""
     if run.get('model_family'):
-        return run['model_family']
+        return ' + '.join([run['model_family'],
+                           *run.get('molecule_featurizers', [])])
     variant = run.get('variant')
     return f"{run['norm']}, {variant}" if variant else run['norm']
 

@@ -29,7 +29,7 @@ import json
 import time
 import warnings
 from pathlib import Path
-from typing import Iterator, Optional, Union
+from typing import Iterator, Optional, Sequence, Union
 
 import chemprop
 import lightning
@@ -55,6 +55,7 @@ from graphormer_sepnorm.training.preflight import (check_run_dir,
 from graphormer_sepnorm.training.run_results import (TEST_PROTOCOLS,
                                                      json_safe)
 
+from .chemprop_descriptors import check_featurizer_names, scale_descriptors
 from .chemprop_model import (CHEMPROP_DEFAULTS, TASKS, build_chemprop_model,
                              chemprop_datasets, predict_chemprop)
 from .csv_molecules import load_csv_molecules
@@ -69,10 +70,13 @@ PathLike = Union[str, Path]
 #: ``model_family`` of the results, beside our Graphormer runs.
 MODEL_FAMILY = 'chemprop D-MPNN'
 
-def run_name(dataset: str, seed: int) -> str:
-    r"""The run directory name, :obj:`<dataset>_chemprop_seed<seed>`
-    (:obj:`dataset` may be a subsample's benchmark name)."""
-    return f'{dataset}_chemprop_seed{seed}'
+def run_name(dataset: str, seed: int,
+             molecule_featurizers: Sequence[str] = ()) -> str:
+    r"""The run directory name, :obj:`<dataset>_chemprop_seed<seed>`, or
+    with molecule featurizers :obj:`<dataset>_chemprop_<names joined by
+    _>_seed<seed>` (:obj:`dataset` may be a subsample's benchmark name)."""
+    features = ''.join(f'_{name}' for name in molecule_featurizers)
+    return f'{dataset}_chemprop{features}_seed{seed}'
 
 
 def checkpoint_callbacks(folder: Path, monitor: str, higher_is_better: bool,
@@ -169,7 +173,8 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
                    batch_size: int = 64, threads: int = 1,
                    resume: bool = False, progress_bar: bool = True,
                    train_molecules: Optional[int] = None,
-                   split_seed: Optional[int] = None) -> dict:
+                   split_seed: Optional[int] = None,
+                   molecule_featurizers: Sequence[str] = ()) -> dict:
     r"""Trains chemprop's default D-MPNN on one dataset and seed, selects
     the epoch on the validation metric, predicts the test split once, and
     writes the run directory ``<output_dir>/<dataset>_chemprop_seed<seed>``:
@@ -219,12 +224,20 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
             (default: :obj:`None`, all)
         split_seed (int, optional): For :obj:`"csv"`: ``data.split_seed``.
             (default: :obj:`None`, the config's)
+        molecule_featurizers (Sequence[str], optional): chemprop molecule
+            featurizers (registry names, e.g. :obj:`"rdkit_2d"`) whose
+            outputs are appended to each molecule's fingerprint, standardized
+            on the training split, as ``chemprop train
+            --molecule-featurizers`` does
+            (:mod:`~benchmarks.baselines.chemprop_descriptors`); recorded in
+            ``config.yaml`` and ``results.json``. (default: none)
 
     Returns:
         dict: The content of ``results.json``.
 
     Raises:
-        FileNotFoundError, ValueError: Missing or malformed data files.
+        FileNotFoundError, ValueError: Missing or malformed data files,
+            or an unknown molecule featurizer.
         ~graphormer_sepnorm.training.config.ConfigError: The output folder
             is not writable, or the run directory holds checkpoints without
             :obj:`resume` or nothing to resume.
@@ -239,6 +252,7 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
     for name, value in (('batch_size', batch_size), ('threads', threads)):
         if value < 1:
             raise ValueError(f"{name} must be at least 1, got {value}")
+    check_featurizer_names(molecule_featurizers)
     clock = CpuBudgetClock(max_cpu_minutes)  # rejects a budget <= 0
     title, metric, higher_is_better, logged_key = TASKS[dataset]
     check_writable_folder('--output-dir', output_dir)
@@ -259,15 +273,18 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
     if train_molecules is not None:
         title = f'{title}, {train_molecules:,} training molecules'
     run_dir = check_run_dir({'output_dir': str(output_dir),
-                             'run_name': run_name(benchmark, seed)}, resume)
+                             'run_name': run_name(benchmark, seed,
+                                                  molecule_featurizers)},
+                            resume)
     with _process_settings(threads):
         lightning.seed_everything(seed, workers=True, verbose=False)
         splits = csv_molecules.splits if csv_molecules else \
             load_molecule_splits(dataset, source, train_molecules)
         target_names = csv_molecules.target_names if csv_molecules else None
         featurize_start = time.process_time()
-        featurizer, datasets = chemprop_datasets(splits)
+        featurizer, datasets = chemprop_datasets(splits, molecule_featurizers)
         featurize_cpu_s = time.process_time() - featurize_start
+        descriptor_transform = scale_descriptors(datasets)
         scale = 1.0
         output_transform = None
         if dataset == 'zinc_subset':
@@ -277,8 +294,9 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
             # chemprop validates on standardized targets: its MAE there is
             # ours divided by the training standard deviation.
             scale = float(scaler.scale_[0])
-        model = build_chemprop_model(dataset, featurizer, output_transform,
-                                     len(target_names or [None]))
+        model = build_chemprop_model(
+            dataset, featurizer, output_transform, len(target_names or [None]),
+            datasets['train'].d_xd, descriptor_transform)
         run_dir.mkdir(parents=True, exist_ok=True)
         with open(run_dir / 'config.yaml', 'w') as f:
             yaml.safe_dump({
@@ -295,6 +313,7 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
                 'selection': f'best validation {metric}',
                 'chemprop': dict(CHEMPROP_DEFAULTS, max_epochs=max_epochs,
                                  batch_size=batch_size),
+                'molecule_featurizers': list(molecule_featurizers),
             }, f, sort_keys=False)
 
         history = EpochHistory(clock, metric, logged_key, scale,
@@ -321,6 +340,8 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
                         weights_only=False)
         selected = MPNN.load_from_checkpoint(best.best_model_path,
                                              map_location='cpu')
+        # The model scales descriptors itself when predicting: val's raw.
+        datasets['val'].reset()
         val_predictions, test_predictions = (
             predict_chemprop(selected, datasets[split], batch_size)
             for split in ('val', 'test'))
@@ -329,7 +350,9 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
     _write_predictions(run_dir / 'test_predictions.csv', splits['test'],
                        test_predictions, target_names)
     plot_curves(history.rows, run_dir / 'curves.png', metric,
-                title=f'chemprop D-MPNN on {title}, seed={seed}')
+                title=f"chemprop D-MPNN"
+                f"{''.join(f' + {n}' for n in molecule_featurizers)} on "
+                f"{title}, seed={seed}")
     results = {
         'dataset': dataset,
         'benchmark': benchmark,
@@ -340,6 +363,8 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
            if csv_molecules else {}),
         'model_family': MODEL_FAMILY,
         'chemprop_version': chemprop.__version__,
+        'molecule_featurizers': list(molecule_featurizers),
+        'descriptor_columns': datasets['train'].d_xd,
         'seed': seed,
         'metric': metric,
         'higher_is_better': higher_is_better,

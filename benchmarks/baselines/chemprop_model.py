@@ -5,6 +5,7 @@ in original units."""
 from __future__ import annotations
 
 import warnings
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -15,9 +16,12 @@ from chemprop.featurizers import (MultiHotAtomFeaturizer,
                                   MultiHotBondFeaturizer,
                                   SimpleMoleculeMolGraphFeaturizer)
 from chemprop.models import MPNN
+from chemprop.utils import make_mol
 
 from graphormer_sepnorm.data.molecule_splits import MoleculeSplit
 from graphormer_sepnorm.training.metrics import compute_metrics
+
+from .chemprop_descriptors import molecule_descriptors, molecule_featurizers
 
 __all__ = ['CHEMPROP_DEFAULTS', 'TASKS', 'TaskMeanAUROC',
            'chemprop_datasets', 'build_chemprop_model', 'predict_chemprop']
@@ -88,16 +92,30 @@ class TaskMeanAUROC(torchmetrics.Metric):
         return torch.tensor(value)
 
 
-def chemprop_datasets(splits: dict[str, MoleculeSplit]):
+def chemprop_datasets(splits: dict[str, MoleculeSplit],
+                      featurizer_names: Sequence[str] = ()):
     r"""chemprop's featurizer (V2 multi-hot atoms and bonds) and one cached
-    :class:`~chemprop.data.MoleculeDataset` per split of :obj:`splits`."""
+    :class:`~chemprop.data.MoleculeDataset` per split of :obj:`splits`.
+
+    Args:
+        splits (dict): :class:`MoleculeSplit` per split name.
+        featurizer_names (Sequence[str], optional): chemprop molecule
+            featurizers whose outputs become each molecule's extra
+            descriptors :obj:`x_d`
+            (:mod:`~benchmarks.baselines.chemprop_descriptors`; unscaled).
+            (default: none)
+    """
     featurizer = SimpleMoleculeMolGraphFeaturizer(
         atom_featurizer=MultiHotAtomFeaturizer.v2(),
         bond_featurizer=MultiHotBondFeaturizer())
+    extra = molecule_featurizers(featurizer_names)
     datasets = {}
     for split, part in splits.items():
-        points = [MoleculeDatapoint.from_smi(s, y=np.atleast_1d(t))
-                  for s, t in zip(part.smiles, part.targets)]
+        # As MoleculeDatapoint.from_smi, with the descriptors of its mol.
+        mols = [make_mol(s) for s in part.smiles]
+        points = [MoleculeDatapoint(mol, y=np.atleast_1d(t), name=s,
+                                    x_d=molecule_descriptors(extra, mol))
+                  for s, mol, t in zip(part.smiles, mols, part.targets)]
         datasets[split] = MoleculeDataset(points, featurizer)
         # Featurize once, as `chemprop train` does unless --no-cache.
         datasets[split].cache = True
@@ -105,11 +123,28 @@ def chemprop_datasets(splits: dict[str, MoleculeSplit]):
 
 
 def build_chemprop_model(dataset: str, featurizer, output_transform,
-                         n_tasks: int = 1) -> MPNN:
+                         n_tasks: int = 1, n_descriptors: int = 0,
+                         descriptor_transform=None) -> MPNN:
     r"""The default D-MPNN for :obj:`dataset` (a regression head with
     :obj:`output_transform` for ZINC, a binary classifier for MolHIV, a
     classifier of :obj:`n_tasks` binary tasks, selected on
-    :class:`TaskMeanAUROC`, for a CSV config)."""
+    :class:`TaskMeanAUROC`, for a CSV config).
+
+    Args:
+        dataset (str): :obj:`"zinc_subset"`, :obj:`"molhiv"` or :obj:`"csv"`.
+        featurizer: The molecule-graph featurizer of the datasets.
+        output_transform: The regression head's unscaling (ZINC), else
+            :obj:`None`.
+        n_tasks (int, optional): Binary tasks of a CSV config.
+            (default: :obj:`1`)
+        n_descriptors (int, optional): Extra descriptor columns, appended
+            to the aggregated fingerprint (the head's input grows by them).
+            (default: :obj:`0`)
+        descriptor_transform (ScaleTransform, optional): The model's
+            :obj:`X_d_transform`, from
+            :func:`~benchmarks.baselines.chemprop_descriptors.
+            scale_descriptors`. (default: :obj:`None`)
+    """
     d = CHEMPROP_DEFAULTS
     atom_dim, bond_dim = featurizer.shape
     message_passing = chemprop_nn.BondMessagePassing(
@@ -117,7 +152,8 @@ def build_chemprop_model(dataset: str, featurizer, output_transform,
         bias=d['message_bias'], depth=d['depth'], dropout=d['dropout'],
         activation=d['activation'])
     aggregation = chemprop_nn.NormAggregation(norm=d['aggregation_norm'])
-    head = dict(input_dim=message_passing.output_dim, n_tasks=n_tasks,
+    head = dict(input_dim=message_passing.output_dim + n_descriptors,
+                n_tasks=n_tasks,
                 hidden_dim=d['ffn_hidden_dim'], n_layers=d['ffn_num_layers'],
                 dropout=d['dropout'], activation=d['activation'])
     if dataset == 'zinc_subset':
@@ -131,13 +167,15 @@ def build_chemprop_model(dataset: str, featurizer, output_transform,
     return MPNN(message_passing, aggregation, predictor,
                 batch_norm=d['batch_norm'], metrics=[metric],
                 warmup_epochs=d['warmup_epochs'], init_lr=d['init_lr'],
-                max_lr=d['max_lr'], final_lr=d['final_lr'])
+                max_lr=d['max_lr'], final_lr=d['final_lr'],
+                X_d_transform=descriptor_transform)
 
 
 def predict_chemprop(model: MPNN, dataset, batch_size: int) -> np.ndarray:
     r"""Predictions in original units (ZINC) or probabilities (MolHIV and
-    CSV tasks): :obj:`[molecules]` for one task, else :obj:`[molecules,
-    tasks]`."""
+    CSV tasks) of :obj:`dataset`, whose descriptors (if any) are raw (the
+    model scales them in evaluation mode): :obj:`[molecules]` for one
+    task, else :obj:`[molecules, tasks]`."""
     loader = build_dataloader(dataset, batch_size, num_workers=0,
                               shuffle=False, drop_last=False)
     model.eval()

@@ -154,6 +154,20 @@ def test_groups_tables_and_verdicts(runs):
         verdicts(groups)
 
 
+def test_chemprop_with_molecule_featurizers_is_its_own_row(runs):
+    # A run of --molecule-featurizers records them; the plain chemprop
+    # row (no such key in its results.json) keeps its label.
+    write_run(runs, 'g', 'zinc_subset', None, 0, 0.25, 0.26,
+              family='chemprop D-MPNN',
+              molecule_featurizers=['rdkit_2d', 'morgan_count'])
+    groups = group_runs(load_runs(runs))
+    assert [(g.label, g.test) for g in groups if not g.is_graphormer] == [
+        ('chemprop D-MPNN', [0.30]),
+        ('chemprop D-MPNN + rdkit_2d + morgan_count', [0.25])]
+    assert ('| chemprop D-MPNN + rdkit_2d + morgan_count | MAE | 0.250 |'
+            in results_table(groups))
+
+
 def test_rows_are_labelled_by_how_test_was_read(runs):
     """A results.json without test_protocol was written the old way: a
     Graphormer run scored test at every validation, chemprop once at the

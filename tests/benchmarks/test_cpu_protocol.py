@@ -191,6 +191,29 @@ def test_a_chemprop_plan_runs_the_baseline_and_keeps_its_artefacts(
         'config.yaml', 'metrics.csv', 'results.json']
 
 
+def test_a_chemprop_plan_passes_molecule_featurizers(tmp_path):
+    # As a list under 'chemprop' (one option, several values) or as trial
+    # arguments (after the plan's, so they win); the baseline's parser reads
+    # them back, and the run folder
+    # the baseline names after them is found.
+    from benchmark_helpers import script_module
+    protocol = script_module('cpu_protocol')
+    baseline = script_module('chemprop_baseline')
+    plan = _chemprop_plan(tmp_path, trials={
+        'plain': [], 'rdkit': ['--molecule-featurizers', 'rdkit_2d']})
+    text = yaml.safe_load(plan.read_text())
+    text['chemprop']['molecule_featurizers'] = ['charge', 'morgan_count']
+    plan.write_text(yaml.safe_dump(text))
+    runs = protocol.load_plan(plan, tmp_path / 'work')
+    parsed = [baseline.parse_args(run.command()[2:]).molecule_featurizers
+              for run in runs]
+    assert parsed == [['charge', 'morgan_count']] * 2 + [['rdkit_2d']] * 2
+    inner = runs[2].workdir / 'rdkit' / 'chemprop_seed0' / \
+        'molhiv_train2000_chemprop_rdkit_2d_seed0'
+    inner.mkdir(parents=True)
+    assert runs[2].run_dir == inner
+
+
 @pytest.mark.parametrize('extra,message', [
     ({'configs': ['configs/cpu/molhiv_sepnorm.yaml']}, 'not both'),
     ({'common': ['--epochs', '1']}, "takes no 'common'")])
