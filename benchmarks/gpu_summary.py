@@ -19,9 +19,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.analysis.results import update_readme  # noqa: E402
+from benchmarks.analysis.runs import PAPER  # noqa: E402
 
 GENERATOR = 'benchmarks/gpu_summary.py'
 RUN = REPO / 'benchmarks' / 'results' / 'gpu' / '2026-11-28_h200'
+#: The committed CPU runs of the same recipe's model (SepNorm, ZINC-subset),
+#: beside which the timed GPU run stands.
+CPU_RUNS = REPO / 'benchmarks' / 'results' / 'runs' / 'zinc_subset'
 #: The issue's goal for the ZINC-subset recipe's step at batch 128 (400,000
 #: steps in 20 minutes).
 GOAL_STEPS_PER_S = 333
@@ -89,6 +93,20 @@ def test_outcomes(run: Path) -> dict[str, str]:
     return outcomes
 
 
+def cpu_rows(folder: Path) -> str:
+    r"""The committed CPU SepNorm runs of ZINC-subset: mean ± std of
+    their test MAE, seeds and CPU minutes per run."""
+    import statistics
+    runs = [json.loads(path.read_text())
+            for path in sorted(folder.glob('sep_seed*/results.json'))]
+    if len(runs) < 2:
+        raise ValueError(f'{folder} has fewer than 2 SepNorm runs')
+    test = [run['test_metric_at_best_val'] for run in runs]
+    minutes = statistics.mean(run['cpu_time_s'] for run in runs) / 60
+    return (f"{statistics.mean(test):.3f} ± {statistics.stdev(test):.3f} "
+            f"over {len(runs)} seeds, {minutes:.0f} CPU minutes per run")
+
+
 def _step(rows: list[dict], dataset: str, precision: str, norm: str,
           batch: int = 128) -> dict:
     return next(r for r in rows if r['dataset'] == dataset and
@@ -149,7 +167,9 @@ def report(run: Path) -> tuple[str, str]:
         f"`train.max_minutes={train['train_time_s'] / 60:.1f}`, "
         f"{train['hardware']['precision']}): {train['steps']:,} steps in "
         f"{train['train_time_s']:.0f} s, best validation MAE {val:.3f}, "
-        f"test MAE {test:.3f} (ZINC-proxy training split).",
+        f"test MAE {test:.3f} (ZINC-proxy training split); the CPU rows "
+        f"{cpu_rows(CPU_RUNS)}; the paper's full recipe on GPUs "
+        f"{PAPER[('zinc_subset', 'sep')]}.",
         f"- **Prediction** (`predict.py --model zinc`, the 4-member "
         f"ensemble, {predict.get('molecules', 0):,} MolHIV SMILES): "
         f"{predict.get('molecules_per_s_with_startup', 0):,} molecules/s "
