@@ -18,8 +18,9 @@ from typing import Optional
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.analysis.results import update_readme  # noqa: E402
-from benchmarks.analysis.runs import PAPER  # noqa: E402
+from benchmarks.analysis.results import mean_std, update_readme  # noqa: E402
+from benchmarks.analysis.runs import (PAPER, group_runs,  # noqa: E402
+                                      load_runs)
 
 GENERATOR = 'benchmarks/gpu_summary.py'
 RUN = REPO / 'benchmarks' / 'results' / 'gpu' / '2026-11-28_h200'
@@ -94,17 +95,13 @@ def test_outcomes(run: Path) -> dict[str, str]:
 
 
 def cpu_rows(folder: Path) -> str:
-    r"""The committed CPU SepNorm runs of ZINC-subset: mean ± std of
-    their test MAE, seeds and CPU minutes per run."""
-    import statistics
-    runs = [json.loads(path.read_text())
-            for path in sorted(folder.glob('sep_seed*/results.json'))]
-    if len(runs) < 2:
-        raise ValueError(f'{folder} has fewer than 2 SepNorm runs')
-    test = [run['test_metric_at_best_val'] for run in runs]
-    minutes = statistics.mean(run['cpu_time_s'] for run in runs) / 60
-    return (f"{statistics.mean(test):.3f} ± {statistics.stdev(test):.3f} "
-            f"over {len(runs)} seeds, {minutes:.0f} CPU minutes per run")
+    r"""The committed CPU SepNorm runs of ZINC-subset (the results table's
+    row, :mod:`benchmarks.analysis.runs`): test MAE and CPU minutes per run,
+    mean ± std over the seeds."""
+    group = next(g for g in group_runs(load_runs(folder))
+                 if g.dataset == 'zinc_subset' and g.model == 'sep')
+    return (f"{mean_std(group.test)} over {len(group.runs)} seeds, "
+            f"{mean_std(group.cpu_minutes(), digits=1)} CPU minutes per run")
 
 
 def _step(rows: list[dict], dataset: str, precision: str, norm: str,
