@@ -118,10 +118,7 @@ class PretrainingLitModule(RunModule):
                 self.scaler = datamodule.scaler
             self.corpus_sha256 = datamodule.corpus_sha256
 
-    def compile_network(self) -> None:
-        if self.config['train']['compile_scope'] == 'regions':
-            self.model.compile_regions(dynamic=True)
-            return
+    def compile_whole_network(self) -> None:
         # Training runs the encoder through encode(), not forward(); an
         # attribute of the instance, so the parameters keep their names.
         self.model.encode = torch.compile(self.model.encode, dynamic=True)

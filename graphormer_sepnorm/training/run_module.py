@@ -202,7 +202,12 @@ class RunModule(LightningModule):
         if self.config['train']['compile_scope'] == 'regions':
             self.model.compile_regions(dynamic=True)
         else:
-            self.model.compile(dynamic=True)
+            self.compile_whole_network()
+
+    def compile_whole_network(self) -> None:
+        r"""Compiles the whole of what training runs
+        (:obj:`train.compile_scope: model`): here the model's forward."""
+        self.model.compile(dynamic=True)
 
     # ------------------------------------------------------------------
     # Clocks
