@@ -279,7 +279,9 @@ class Check:
     def train(self) -> None:
         # The step count sets the schedule; train.max_minutes stops the run
         # in time whatever the rate (the first GPU run's estimate was 1.6x
-        # too many steps for its limit).
+        # too many steps for its limit). The rehearsal plans the steps too,
+        # so that it runs the code the GPU runs (its import of the package
+        # failed on the device), then takes 4.
         steps = self._steps_that_fit()
         if self.tiny:
             steps = 4
