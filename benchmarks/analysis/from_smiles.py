@@ -158,20 +158,30 @@ def choose_family(method: str, runs: Sequence[dict],
 
     Raises:
         ValueError: Two protocol variants of one norm in one method (the
-            row could not say which it shows).
+            row could not say which it shows), or two runs of one seed in
+            one family (a run read twice, *e.g.* from nested folders).
     """
     families: dict[Optional[str], list[dict]] = {}
     variants: dict[Optional[str], set] = {}
+    seen: dict[tuple, str] = {}
     for run in runs:
         norm = None if run.get('model_family') else run['norm']
+        key = (norm, run['seed'])
+        if key in seen:
+            raise ValueError(
+                f"{method}: two runs of seed {run['seed']} "
+                f"({seen[key]}, {run.get('path', '?')}); read each run "
+                f"folder once")
+        seen[key] = run.get('path', '?')
         families.setdefault(norm, []).append(run)
         variants.setdefault(norm, set()).add(run.get('variant'))
     for norm, names in variants.items():
         if len(names) > 1:
             raise ValueError(
                 f"{method}: {NORM_NAMES.get(norm, norm)} runs of "
-                f"{len(names)} variants ({', '.join(map(str, sorted(names, key=str)))}); "
-                f"one row shows one: give the others their own benchmark")
+                f"{len(names)} variants "
+                f"({', '.join(sorted(map(str, names)))}); one row shows "
+                f"one: give the others their own benchmark")
     means = {norm: statistics.fmean(r['best_val_metric'] for r in family)
              for norm, family in families.items()}
     order = sorted(means, key=lambda n: (-means[n] if higher_is_better
