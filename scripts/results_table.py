@@ -11,10 +11,13 @@ also the generated blocks of the READMEs, wherever each is: the full
 results (results-table, in benchmarks/README.md), what the runs say in
 sentences (results-findings, in benchmarks/README.md), the results table with
 what the pretrained backbones buy and the goals (results-summary, in
-README.md), which family each bundled model ships (bundle-choice, in
-scripts/README.md: the best mean validation over seeds) and the table of
-bundled models (bundled-models, in scripts/README.md, from the model cards
-of the installed member files)."""
+README.md), best from SMILES (from-smiles, in benchmarks/README.md: per
+set every method against chemprop's default, with the final runs and the
+reach runs of --reach; from-smiles-summary, its line in README.md), which
+family each bundled model ships (bundle-choice, in scripts/README.md: the
+best mean validation over seeds) and the table of bundled models
+(bundled-models, in scripts/README.md, from the model cards of the
+installed member files)."""
 import argparse
 import json
 import os
@@ -26,6 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.analysis.bundle_choice import bundle_choice_markdown
 from benchmarks.analysis.findings import findings_markdown
+from benchmarks.analysis.from_smiles import (from_smiles_markdown,
+                                             from_smiles_sets,
+                                             from_smiles_summary)
 from benchmarks.analysis.graph_token_summary import geometry_markdown
 from benchmarks.analysis.result_plots import (plot_test_predictions,
                                               plot_time_to_accuracy,
@@ -58,9 +64,11 @@ def full_results(groups, figures: list, geometry, folder: Path) -> str:
     return text
 
 
-def update_readmes(readmes: list, groups, figures: list, geometry) -> None:
+def update_readmes(readmes: list, groups, figures: list, geometry,
+                   best: list) -> None:
     r"""Replaces this script's blocks in every README of :obj:`readmes`
-    that holds them; the full results must be in one of them."""
+    that holds them; the full results must be in one of them. :obj:`best`:
+    the sets of best from SMILES (:func:`from_smiles_sets`)."""
     found = False
     for readme in readmes:
         folder = Path(readme).parent
@@ -71,6 +79,10 @@ def update_readmes(readmes: list, groups, figures: list, geometry) -> None:
                       missing_ok=True)
         update_readme(readme, results_summary(groups), 'results-summary',
                       missing_ok=True)
+        update_readme(readme, from_smiles_markdown(best), 'from-smiles',
+                      missing_ok=True)
+        update_readme(readme, from_smiles_summary(best),
+                      'from-smiles-summary', missing_ok=True)
         update_readme(readme, bundle_choice_markdown(groups),
                       'bundle-choice', missing_ok=True)
         update_readme(readme, bundled_models_markdown(), 'bundled-models',
@@ -80,6 +92,16 @@ def update_readmes(readmes: list, groups, figures: list, geometry) -> None:
         raise ValueError(f"none of {', '.join(map(str, readmes))} has the "
                          f"generated results-table block; add the lines "
                          f"{begin!r} and {end!r} where it belongs")
+
+
+def best_from_smiles(runs: str, reach: str) -> list:
+    r"""The sets of best from SMILES from the final runs below :obj:`runs`
+    and the reach runs below :obj:`reach` (none if that folder is
+    missing)."""
+    everything = load_runs(runs)
+    if Path(reach).is_dir():
+        everything += load_runs(reach)
+    return from_smiles_sets(everything)
 
 
 def main(argv=None) -> int:
@@ -100,11 +122,17 @@ def main(argv=None) -> int:
                         '(results-table, required in one of them), what '
                         'the runs say in sentences (results-findings), the '
                         'results table with the backbone and goal lines '
-                        '(results-summary), the bundled models\' '
+                        '(results-summary), best from SMILES (from-smiles, '
+                        'from-smiles-summary), the bundled models\' '
                         'families (bundle-choice) and the '
                         'bundled models (bundled-models, read from the '
                         'installed model cards); figure links are relative '
                         'to each README')
+    parser.add_argument('--reach', default='benchmarks/results/reach',
+                        help='folder of the backbone-reach run directories, '
+                        'read with --runs for best from SMILES (--readme; '
+                        'none when the folder is missing); default: '
+                        '%(default)s')
     parser.add_argument('--tuning', default=None,
                         help='folder of tuning trials (e.g. '
                         'benchmarks/results/tuning): writes TRIALS.md there')
@@ -143,7 +171,8 @@ def main(argv=None) -> int:
                                                 list(READMES))
     if readmes:
         try:
-            update_readmes(readmes, groups, figures, geometry)
+            update_readmes(readmes, groups, figures, geometry,
+                           best_from_smiles(args.runs, args.reach))
         except (ValueError, FileNotFoundError) as error:
             print(f'error: {error}', file=sys.stderr)
             return 2

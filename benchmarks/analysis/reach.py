@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from .comparisons import Comparison, p_text, welch
+from .methods import method_of
 from .results import mean_std
 from .runs import dataset_of
 
@@ -32,18 +33,11 @@ METHODS = {'chemprop': 'chemprop D-MPNN',
            'fine-tuned': 'Graphormer fine-tuned from the backbone'}
 
 
-def method_of(run: dict) -> str:
-    r"""A reach run's method: :obj:`"chemprop"` (another model family),
-    :obj:`"fine-tuned"` (its ``results.json`` records the backbone it was
-    initialized from) or :obj:`"scratch"`."""
-    if run.get('model_family'):
-        return 'chemprop'
-    return 'fine-tuned' if run.get('init_from') else 'scratch'
-
-
 def reach_sets(runs: Sequence[dict]) -> dict[str, dict[str, list[dict]]]:
     r"""The runs by set (their benchmark, e.g. :obj:`"clintox"`), then by
-    :func:`method_of`, each list sorted by seed."""
+    :func:`~benchmarks.analysis.methods.method_of`, each list sorted by
+    seed: a run with molecule features (chemprop's or ours) or another
+    backbone is a method of its own, never one of :data:`METHODS`."""
     sets: dict[str, dict[str, list[dict]]] = {}
     for run in runs:
         if run['metric'] != 'rocauc':
@@ -118,8 +112,10 @@ def _tuned_minus_scratch(methods: dict[str, list[dict]]) -> Optional[Paired]:
 def reach_table(sets: dict[str, dict[str, list[dict]]],
                 probe: Optional[dict] = None) -> str:
     r"""The markdown table: per set, test ROC-AUC (%) mean ± std over seeds
-    of the probe and of each method, the paired fine-tuned − scratch
-    difference, and CPU minutes per run."""
+    of the probe and of each method of :data:`METHODS` (the plain ones:
+    runs with molecule features are left to
+    ``benchmarks/analysis/from_smiles.py``), the paired fine-tuned −
+    scratch difference, and CPU minutes per run."""
     lines = ['| set | seeds | linear probe of the 39 descriptors | ' +
              ' | '.join(METHODS.values()) +
              ' | fine-tuned − scratch, paired [95% CI] | CPU min per run '
@@ -127,8 +123,8 @@ def reach_table(sets: dict[str, dict[str, list[dict]]],
              '| --- | --- | ---: | ' + ' | '.join('---:' for _ in METHODS) +
              ' | --- | --- |']
     for name, methods in sets.items():
-        seeds = sorted({r['seed'] for runs in methods.values()
-                        for r in runs})
+        seeds = sorted({r['seed'] for method in METHODS
+                        for r in methods.get(method, [])})
         probe_runs = (probe or {}).get('sets', {}).get(name, [])
         cells = [_cell([r['test_metric_at_best_val']
                         for r in methods.get(method, [])])

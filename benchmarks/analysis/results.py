@@ -33,15 +33,27 @@ def mean_std(values: Sequence[float], scale: float = 1.0,
     return f'{mean:.{digits}f} ± {statistics.stdev(values):.{digits}f}'
 
 
+def metric_units(metric: str) -> tuple[float, int]:
+    r"""The scale and decimals a :obj:`metric` (a run's :obj:`metric`) is
+    written with: ROC-AUC in percent with two decimals, an error with
+    three."""
+    return (100.0, 2) if metric == 'rocauc' else (1.0, 3)
+
+
 def metric_format(group: Group) -> tuple[float, int]:
-    r"""The scale and decimals :obj:`group`'s metric is written with:
-    ROC-AUC in percent with two decimals, an error with three."""
-    return (100.0, 2) if group.metric == 'rocauc' else (1.0, 3)
+    r""":func:`metric_units` of :obj:`group`'s metric."""
+    return metric_units(group.metric)
+
+
+def metric_title(metric: str) -> str:
+    r"""A :obj:`metric` (a run's :obj:`metric`) as the tables name it."""
+    return 'ROC-AUC (%)' if metric == 'rocauc' else metric.upper()
 
 
 def metric_name(group: Group) -> str:
-    r""":obj:`group`'s metric as the tables name it."""
-    return 'ROC-AUC (%)' if group.metric == 'rocauc' else group.metric.upper()
+    r""":obj:`group`'s metric as the tables name it
+    (:func:`metric_title`)."""
+    return metric_title(group.metric)
 
 
 def results_table(groups: Sequence[Group]) -> str:

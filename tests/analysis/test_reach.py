@@ -32,6 +32,26 @@ def test_methods_come_from_the_family_and_the_initialization():
     assert method_of(_run('a', 0, .5, 'chemprop')) == 'chemprop'
 
 
+def test_runs_with_molecule_features_never_mix_with_the_plain_columns():
+    featurized = dict(_run('b', 3, .2, 'chemprop'),
+                      molecule_featurizers=['rdkit_2d'])
+    ours = dict(_run('b', 4, .3, 'fine-tuned'),
+                molecule_features={'featurizers': ['rdkit2d']})
+    plain = [_run('b', s, .8, 'chemprop') for s in (0, 1)] + \
+        [_run('b', s, v, m) for s in (0, 1) for m, v in
+         (('scratch', .6), ('fine-tuned', .7))]
+    sets = reach_sets(plain + [featurized, ours])
+    assert sorted(sets['b']) == ['chemprop', 'chemprop + rdkit_2d',
+                                 'fine-tuned', 'fine-tuned + rdkit2d',
+                                 'scratch']
+    assert [r['seed'] for r in sets['b']['chemprop']] == [0, 1]
+    row = next(line for line in reach_markdown(sets).splitlines()
+               if line.startswith('| b'))
+    # Their seeds (3, 4) and scores (20, 30) are in no column.
+    assert row.startswith('| b | 0,1 | — | 80.00 ± 0.00 | 60.00 ± 0.00 | '
+                          '70.00 ± 0.00 |')
+
+
 def test_paired_difference_by_hand():
     # Differences 0.02, 0.04, 0.06 (seed 3 has no partner): mean 0.04,
     # standard deviation 0.02, t = 0.04 / (0.02 / sqrt 3) = 3.4641 on 2

@@ -534,6 +534,37 @@ def test_each_readme_block_goes_where_it_is(runs, tmp_path):
         in result.stderr and README_BEGIN in result.stderr
 
 
+def test_best_from_smiles_blocks_read_the_reach_runs_too(runs, tmp_path,
+                                                         tmp_path_factory):
+    """--readme writes the from-smiles table and its summary line from the
+    final runs and the reach runs of --reach."""
+    from benchmarks.analysis.from_smiles import (from_smiles_markdown,
+                                                 from_smiles_sets,
+                                                 from_smiles_summary)
+    reach = tmp_path_factory.mktemp('reach')  # beside the final runs
+    for seed in (0, 1):
+        write_run(reach, f's{seed}', 'csv', 'sep', seed, 0.7 + seed / 100,
+                  0.6, 'rocauc', benchmark='tox21')
+        write_run(reach, f'c{seed}', 'csv', None, seed, 0.8 - seed / 100,
+                  0.6, 'rocauc', family='chemprop D-MPNN', benchmark='tox21')
+    names = ('from-smiles', 'from-smiles-summary', 'results-table')
+    readme = tmp_path / 'README.md'
+    readme.write_text(''.join('{}\nOLD\n{}\n'.format(*readme_markers(n))
+                              for n in names))
+    result = run_results_table(
+        ['--runs', runs, '--reach', reach, '--output',
+         tmp_path / 'RESULTS.md', '--figures', tmp_path / 'figs',
+         '--readme', readme])
+    assert result.returncode == 0, result.stderr
+    sets = from_smiles_sets(load_runs(runs) + load_runs(reach))
+    text = readme.read_text()
+    assert 'OLD' not in text
+    assert from_smiles_markdown(sets) in text
+    assert from_smiles_summary(sets) in text
+    # 70.5 − 79.5; t = -0.09 / 0.0070711 on 2 dof: p = 1 - |t| / sqrt(2 + t^2)
+    assert 'Tox21 -9.00 (p = 0.006)' in text
+
+
 def test_committed_readme_summary_is_the_committed_runs():
     """README.md's results table is what the committed runs give (its
     numbers are generated, not typed)."""

@@ -1,0 +1,404 @@
+r"""Best from SMILES: per set (:data:`SETS`), every method that reads the
+molecules' SMILES (:mod:`~benchmarks.analysis.methods`: Graphormer from
+scratch, fine-tuned from the backbone, each with molecule features, and
+chemprop's D-MPNN with and without its own) against chemprop's default
+D-MPNN, and whether our best row beats it (:data:`GOAL`).
+
+Each Graphormer method shows the norm (SepNorm or ShareNorm) of the best
+mean **validation** metric over its seeds, never test; the row the goal
+reads is ours of the best mean validation. Differences are our row minus
+chemprop's default: Welch's interval and test, on the test molecules every
+run of both predicted where one split serves every seed (MolHIV's OGB
+split, ZINC-subset's), on each run's own test split where each seed is its
+own scaffold split (:data:`PER_SEED_SPLITS`), which also gives the
+difference paired by seed. A row without runs reads "not run".
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+from graphormer_sepnorm.models import NORM_NAMES
+from graphormer_sepnorm.training.run_results import TEST_PROTOCOLS
+from .comparisons import Comparison, contrast, p_text, welch
+from .methods import PLAIN, method_of
+from .reach import Paired, paired
+from .results import mean_std, metric_title, metric_units
+from .runs import Group, dataset_of, test_protocol_of
+
+#: The sets, by the benchmark their runs record (:func:`dataset_of`), with
+#: their titles, in table order.
+SETS = {'molhiv': 'MolHIV', 'clintox': 'ClinTox', 'sider': 'SIDER',
+        'tox21': 'Tox21', 'zinc_subset': 'ZINC-subset from SMILES',
+        'molhiv_train2000': 'MolHIV, 2,000 training molecules'}
+
+#: Shorter names of the sets for the goal and summary lines, where they
+#: differ from :data:`SETS`.
+SHORT = {'zinc_subset': 'ZINC-subset', 'molhiv_train2000': 'MolHIV 2,000'}
+
+#: The sets whose seeds each have their own scaffold split, shared by every
+#: method of that seed (``benchmarks/plans/final_reach_*.yaml``).
+PER_SEED_SPLITS = frozenset({'clintox', 'sider', 'tox21'})
+
+#: Datasets whose Graphormer runs read the dataset's own graphs (ZINC's
+#: atom and bond types), not SMILES: left out of these sets.
+OWN_GRAPHS = frozenset({'zinc', 'zinc_subset'})
+
+#: The reference row, the method every difference is taken against.
+REFERENCE = 'chemprop'
+
+#: Row titles of the plain methods (:data:`~.methods.PLAIN`).
+LABELS = {'scratch': 'Graphormer from scratch',
+          'fine-tuned': 'Graphormer fine-tuned from the backbone',
+          'chemprop': 'chemprop D-MPNN'}
+
+#: The methods that always have a row with molecule features ("not run"
+#: until one has runs).
+FEATURE_ROWS = ('fine-tuned', 'chemprop')
+
+#: The goal of the comparison, as the goal lines state it.
+GOAL = ("beat chemprop's default on every set, significantly (Welch "
+        "p < 0.05) on at least three")
+
+#: How many sets the goal asks to be beaten significantly.
+GOAL_SIGNIFICANT = 3
+
+
+def reads_smiles(run: dict) -> bool:
+    r"""Whether :obj:`run`'s model read the molecules' SMILES (chemprop
+    always; a Graphormer unless its dataset is in :data:`OWN_GRAPHS`)."""
+    return bool(run.get('model_family')) or run['dataset'] not in OWN_GRAPHS
+
+
+def label_of(method: str) -> str:
+    r"""A method's row title: :data:`LABELS` of its base method, with
+    " (default)" for chemprop without molecule features, then
+    " + NAME" per molecule feature."""
+    base, *features = method.split(' + ')
+    title = LABELS[base] + ('' if features or base != REFERENCE
+                            else ' (default)')
+    return ' + '.join([title, *features])
+
+
+@dataclass
+class Row:
+    r"""One method of one set: the runs of its chosen family (norm),
+    sorted by seed, and how it compares with chemprop's default."""
+    method: str
+    runs: list[dict] = field(default_factory=list)
+    #: The chosen norm (:obj:`None` for chemprop, or without runs).
+    norm: Optional[str] = None
+    #: Mean best validation metric per norm, the chosen first.
+    validation: dict[str, float] = field(default_factory=dict)
+    #: Our row minus the reference (Welch), when both have two runs.
+    against: Optional[Comparison] = None
+    #: The test molecules :attr:`against` scored on (:obj:`None`: each
+    #: run's own).
+    common: Optional[int] = None
+    #: The difference paired by seed (:data:`PER_SEED_SPLITS` only).
+    by_seed: Optional[Paired] = None
+
+    @property
+    def label(self) -> str:
+        return label_of(self.method)
+
+    @property
+    def is_ours(self) -> bool:
+        return not self.method.startswith(REFERENCE)
+
+    @property
+    def test(self) -> list[float]:
+        return [r['test_metric_at_best_val'] for r in self.runs]
+
+
+@dataclass
+class SetResult:
+    r"""The rows of one set; :attr:`best` is ours of the best mean
+    validation (two runs or more), the row the goal reads."""
+    key: str
+    title: str
+    metric: Optional[str]
+    rows: list[Row]
+    #: Runs of this set in no row, by method: how many.
+    left_out: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def short(self) -> str:
+        return SHORT.get(self.key, self.title)
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.metric == 'rocauc'
+
+    @property
+    def reference(self) -> Optional[Row]:
+        return next((r for r in self.rows if r.method == REFERENCE
+                     and r.runs), None)
+
+    @property
+    def best(self) -> Optional[Row]:
+        ours = [r for r in self.rows if r.is_ours and r.against is not None]
+        if not ours:
+            return None
+        sign = 1 if self.higher_is_better else -1
+        return max(ours, key=lambda r: sign * next(iter(
+            r.validation.values())))
+
+    def is_better(self, row: Row) -> bool:
+        r"""Whether :obj:`row`'s mean test metric beats the reference's."""
+        d = row.against.difference
+        return d > 0 if self.higher_is_better else d < 0
+
+
+def choose_family(method: str, runs: Sequence[dict],
+                  higher_is_better: bool) -> Row:
+    r"""The row of :obj:`method`: among its runs' norms (one family each),
+    the one of the best mean best-validation metric.
+
+    Raises:
+        ValueError: Two protocol variants of one norm in one method (the
+            row could not say which it shows), or two runs of one seed in
+            one family (a run read twice, *e.g.* from nested folders).
+    """
+    families: dict[Optional[str], list[dict]] = {}
+    variants: dict[Optional[str], set] = {}
+    seen: dict[tuple, str] = {}
+    for run in runs:
+        norm = None if run.get('model_family') else run['norm']
+        key = (norm, run['seed'])
+        if key in seen:
+            raise ValueError(
+                f"{method}: two runs of seed {run['seed']} "
+                f"({seen[key]}, {run.get('path', '?')}); read each run "
+                f"folder once")
+        seen[key] = run.get('path', '?')
+        families.setdefault(norm, []).append(run)
+        variants.setdefault(norm, set()).add(run.get('variant'))
+    for norm, names in variants.items():
+        if len(names) > 1:
+            raise ValueError(
+                f"{method}: {NORM_NAMES.get(norm, norm)} runs of "
+                f"{len(names)} variants "
+                f"({', '.join(sorted(map(str, names)))}); one row shows "
+                f"one: give the others their own benchmark")
+    means = {norm: statistics.fmean(r['best_val_metric'] for r in family)
+             for norm, family in families.items()}
+    order = sorted(means, key=lambda n: (-means[n] if higher_is_better
+                                         else means[n], str(n)))
+    return Row(method, sorted(families[order[0]], key=lambda r: r['seed']),
+               order[0], {n: means[n] for n in order})
+
+
+def _order(method: str) -> tuple:
+    base, *features = method.split(' + ')
+    return PLAIN.index(base), bool(features), method
+
+
+def set_result(key: str, methods: dict[str, list[dict]]) -> SetResult:
+    r"""The rows of set :obj:`key` from its runs by method."""
+    metrics = {r['metric'] for runs in methods.values() for r in runs}
+    if len(metrics) > 1:
+        raise ValueError(f"{SETS[key]}: runs scored by {sorted(metrics)}; "
+                         f"one set has one metric")
+    metric = next(iter(metrics), None)
+    shown = {m: runs for m, runs in methods.items()
+             if m.split(' + ')[0] in PLAIN}
+    names = set(shown) | set(PLAIN)
+    for base in FEATURE_ROWS:
+        if not any(m.startswith(base + ' + ') for m in names):
+            names.add(f'{base} + molecule features')
+    rows = [choose_family(m, shown[m], metric == 'rocauc') if m in shown
+            else Row(m) for m in sorted(names, key=_order)]
+    result = SetResult(key, SETS[key], metric, rows,
+                       {m: len(runs) for m, runs in methods.items()
+                        if m not in shown})
+    reference = result.reference
+    for row in rows:
+        if row is reference or reference is None or min(
+                len(row.runs), len(reference.runs)) < 2:
+            continue
+        if key in PER_SEED_SPLITS:
+            row.against = welch(row.test, reference.test)
+            row.by_seed = paired(row.runs, reference.runs)
+        else:
+            c = contrast(Group(key, row.method, metric, row.runs),
+                         Group(key, REFERENCE, metric, reference.runs))
+            row.against, row.common = c.comparison, c.molecules
+    return result
+
+
+def from_smiles_sets(runs: Sequence[dict]) -> list[SetResult]:
+    r"""Every set of :data:`SETS` (in that order) from :obj:`runs`: the runs
+    of its benchmark that read SMILES (:func:`reads_smiles`), by
+    :func:`~benchmarks.analysis.methods.method_of`; other runs are not
+    read.
+
+    Args:
+        runs (Sequence[dict]): Runs as
+            :func:`~benchmarks.analysis.runs.load_runs` reads them (the
+            final runs and the reach runs together).
+    """
+    by_set: dict[str, dict[str, list[dict]]] = {key: {} for key in SETS}
+    for run in runs:
+        key = dataset_of(run)
+        if key in SETS and reads_smiles(run):
+            by_set[key].setdefault(method_of(run), []).append(run)
+    return [set_result(key, methods) for key, methods in by_set.items()]
+
+
+#: How each test protocol reads in a cell.
+_SCORED = {TEST_PROTOCOLS['end']: 'once, at the end',
+           TEST_PROTOCOLS['every_validation']: 'at every validation'}
+
+
+def _cells(row: Row, s: SetResult) -> list[str]:
+    if not row.runs:
+        return [row.label, '—', 'not run'] + ['—'] * 6
+    scale, digits = metric_units(s.metric)
+    norm = '—'
+    if row.norm is not None:
+        norm = '; '.join(f'{NORM_NAMES[n]} {v * scale:.{digits}f}'
+                         for n, v in row.validation.items())
+    molecules = sorted({(r.get('molecules') or {}).get('test', {}).get(
+        'scored') or (r.get('split_sizes') or {}).get('test')
+        for r in row.runs} - {None})
+    minutes = statistics.fmean((r.get('cpu_time_s') or r['wall_time_s'])
+                               / 60 for r in row.runs)
+    scored = ' / '.join(sorted({_SCORED.get(test_protocol_of(r), '?')
+                                for r in row.runs}))
+    against = ('reference' if row is s.reference else
+               _difference(row.against, scale, digits, row.common, s.key))
+    by_seed = (_paired(row.by_seed, scale, digits)
+               if s.key in PER_SEED_SPLITS and row is not s.reference
+               else '—')
+    label = f'**{row.label}**' if row is s.best else row.label
+    return [label, norm,
+            f"{','.join(str(r['seed']) for r in row.runs)} ({len(row.runs)})",
+            '/'.join(f'{m:,}' for m in molecules) or '—',
+            mean_std(row.test, scale, digits), f'{minutes:.1f}', scored,
+            against, by_seed]
+
+
+def _difference(c: Optional[Comparison], scale: float, digits: int,
+                common: Optional[int], key: str) -> str:
+    if c is None:
+        return '—'
+    where = (f'{common:,} common' if common is not None else
+             "each seed's split" if key in PER_SEED_SPLITS
+             else "each run's own")
+    return (f'{c.difference * scale:+.{digits}f} [{c.low * scale:+.{digits}f}'
+            f', {c.high * scale:+.{digits}f}], {p_text(c.p_value)} '
+            f'({where})')
+
+
+def _paired(c: Optional[Paired], scale: float, digits: int) -> str:
+    if c is None:
+        return '—'
+    return (f'{c.mean * scale:+.{digits}f} [{c.low * scale:+.{digits}f}, '
+            f'{c.high * scale:+.{digits}f}], {p_text(c.p_value)}')
+
+
+def _split_line(s: SetResult) -> str:
+    metric = (f"test {metric_title(s.metric)}, "
+              f"{'higher' if s.higher_is_better else 'lower'} is better"
+              if s.metric else 'no runs yet')
+    split = ('each seed its own scaffold split, shared by every row of '
+             'that seed: Welch as the goal asks, and paired by seed'
+             if s.key in PER_SEED_SPLITS else
+             'one split for every seed: Welch, on the test molecules every '
+             'run of both rows predicted (where their ids name the same '
+             'molecules)')
+    return f'**{s.title}** (`{s.key}`; {metric}; {split}):\n'
+
+
+def set_table(s: SetResult) -> str:
+    r"""One set's markdown table: per row the chosen norm with the mean
+    validation of each norm, seeds, test molecules per run, test metric
+    (mean ± std), CPU minutes per run, how test was scored, and the
+    difference from chemprop's default (Welch; paired by seed where the
+    seeds are splits)."""
+    lines = [_split_line(s),
+             '| row | norm: mean validation, chosen first | seeds (n) | '
+             'test molecules per run | test, mean ± std | CPU min per run '
+             '| test scored | − chemprop default [95% CI], Welch | − chemprop '
+             'default, paired by seed [95% CI] |',
+             '| --- | --- | --- | ---: | ---: | ---: | --- | --- | --- |']
+    lines += ['| ' + ' | '.join(_cells(row, s)) + ' |' for row in s.rows]
+    return '\n'.join(lines) + '\n'
+
+
+def goal_counts(sets: Sequence[SetResult]) -> tuple[list[str], list[str]]:
+    r"""The short names of the sets where our best row (:attr:`SetResult.best`)
+    beats chemprop's default on the mean test metric, and of those where
+    it does so significantly (Welch p < 0.05)."""
+    better = [s.short for s in sets if s.best and s.is_better(s.best)]
+    significant = [s.short for s in sets if s.best and s.is_better(s.best)
+                   and s.best.against.p_value < 0.05]
+    return better, significant
+
+
+def goal_met(sets: Sequence[SetResult]) -> bool:
+    r"""Whether :data:`GOAL` is met on :obj:`sets`."""
+    better, significant = goal_counts(sets)
+    return (len(better) == len(sets)
+            and len(significant) >= GOAL_SIGNIFICANT)
+
+
+def goal_line(sets: Sequence[SetResult]) -> str:
+    r"""The goal's verdict in a sentence."""
+    better, significant = goal_counts(sets)
+    return (f"Goal ({GOAL}): {'met' if goal_met(sets) else 'not met'}; our "
+            f"row of the best mean validation is better on {len(better)} of "
+            f"{len(sets)} sets ({', '.join(better) or 'none'}), "
+            f"significantly on {len(significant)} "
+            f"({', '.join(significant) or 'none'}).\n")
+
+
+def from_smiles_markdown(sets: Sequence[SetResult]) -> str:
+    r"""The generated block of ``benchmarks/README.md``: one table per set
+    (:func:`set_table`), the goal line and how to read them."""
+    left_out = [f"{s.title}: {m} ({n} runs)" for s in sets
+                for m, n in s.left_out.items()]
+    hardware = sorted({r['hardware']['device_name'] for s in sets
+                       for row in s.rows for r in row.runs
+                       if isinstance(r.get('hardware'), dict)})
+    return ('\n'.join(set_table(s) for s in sets) + '\n' + goal_line(sets)
+            + '\nEach Graphormer row shows the norm of the best mean '
+            'validation metric over its seeds (never test); in bold, our row '
+            'of the best mean validation, the one the goal reads. Test: '
+            'mean ± std over seeds at the best-validation checkpoint; '
+            'differences are the row minus chemprop\'s default. Test '
+            'molecules per run: what each run scored (`results.json`); '
+            'chemprop and rows with molecule features leave out the SMILES '
+            'RDKit rejects (MolHIV: 2 of its 4,113 test molecules). '
+            'MolHIV\'s Graphormer rows read OGB\'s graphs, which OGB builds '
+            'from the same SMILES (OGB features); the ZINC-subset rows read '
+            'its SMILES (Graphormer runs on ZINC\'s own graphs are left '
+            'out). "At every validation": older runs computed test beside '
+            'every validation; only the best-validation epoch\'s is read.'
+            + (' Not in these rows: ' + '; '.join(left_out) + '.'
+               if left_out else '')
+            + ' CPU minutes: ' + (', '.join(hardware) or 'unknown hardware')
+            + ', one thread per run.\n')
+
+
+def from_smiles_summary(sets: Sequence[SetResult]) -> str:
+    r"""The one line of ``README.md``: per set our best row minus chemprop's
+    default (Welch p) and the goal's verdict."""
+    parts = []
+    for s in sets:
+        if s.best is None:
+            parts.append(f'{s.short} not run')
+            continue
+        scale, digits = metric_units(s.metric)
+        d = s.best.against
+        parts.append(f'{s.short} {d.difference * scale:+.{digits}f} '
+                     f'({p_text(d.p_value)})')
+    better, significant = goal_counts(sets)
+    return ("Best from SMILES, our best-validation row − chemprop's default "
+            "([Welch](benchmarks/README.md#best-from-smiles); ROC-AUC points"
+            ", ZINC MAE): " + ', '.join(parts)
+            + f": better on {len(better)} of {len(sets)}, significantly on "
+            f"{len(significant)}; goal "
+            f"{'met' if goal_met(sets) else 'not met'}.\n")

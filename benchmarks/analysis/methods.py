@@ -1,0 +1,82 @@
+r"""Which method a run is, for the tables that set methods side by side
+(the backbone reach, best from SMILES): trained from scratch, fine-tuned
+from the pretrained backbone, or chemprop's D-MPNN, each followed by the
+molecule features its model reads beside the graph, so that a run with
+molecule features never mixes with the plain runs of its method.
+
+A method is a string: :obj:`"scratch"`, :obj:`"fine-tuned"` or
+:obj:`"chemprop"` (the plain methods, :data:`PLAIN`), then
+:obj:`" + NAME"` per molecule feature (*e.g.* :obj:`"fine-tuned +
+rdkit2d"`, :obj:`"chemprop + rdkit_2d"`). A run fine-tuned from a backbone
+pretrained without some of its objectives (the ablation's masked-atoms-only
+backbone) is :obj:`"fine-tuned (without descriptors)"`, and one initialized
+from a trained model rather than a pretraining backbone is
+:obj:`"fine-tuned (from a trained model)"`: methods of their own too.
+"""
+from __future__ import annotations
+
+#: The model family chemprop's runs record (``benchmarks/baselines/``).
+CHEMPROP = 'chemprop D-MPNN'
+
+#: The methods without molecule features or another backbone, in table
+#: order.
+PLAIN = ('scratch', 'fine-tuned', 'chemprop')
+
+
+def molecule_features_of(run: dict) -> list[str]:
+    r"""The molecule features a run's model reads beside the graph, in the
+    order of its :obj:`results.json`: chemprop's
+    :obj:`molecule_featurizers` (``--molecule-featurizers``), or our
+    :obj:`molecule_features` record (``data.molecule_features``: its
+    :obj:`featurizers`, then its :obj:`feature_columns`); empty for none.
+
+    Args:
+        run (dict): A run's :obj:`results.json`, as
+            :func:`~benchmarks.analysis.runs.load_runs` reads it.
+    """
+    if run.get('model_family'):
+        return list(run.get('molecule_featurizers') or [])
+    features = run.get('molecule_features') or {}
+    return [*features.get('featurizers', []),
+            *features.get('feature_columns', [])]
+
+
+def _objectives_left_out(init_from: dict) -> list[str]:
+    r"""The pretraining objectives that the backbone of :obj:`init_from`
+    (a run's :obj:`init_from` record) gave no weight, by name."""
+    objectives = ((init_from.get('pretraining') or {}).get('pretraining')
+                  or {}).get('objectives') or {}
+    return [name for name, settings in objectives.items()
+            if not (settings or {}).get('weight', 1.0)]
+
+
+def base_method_of(run: dict) -> str:
+    r"""A run's method without its molecule features (see the module)."""
+    family = run.get('model_family')
+    if family:
+        if family != CHEMPROP:
+            raise ValueError(f"{run.get('path', 'a run')}: model family "
+                             f"{family!r}; the methods know {CHEMPROP!r} "
+                             f"and our Graphormer only")
+        return 'chemprop'
+    init_from = run.get('init_from')
+    if not init_from:
+        return 'scratch'
+    if init_from.get('task') not in (None, 'pretraining'):
+        return 'fine-tuned (from a trained model)'
+    left_out = _objectives_left_out(init_from)
+    return (f"fine-tuned (without {', '.join(left_out)})" if left_out
+            else 'fine-tuned')
+
+
+def method_of(run: dict) -> str:
+    r"""A run's method: :func:`base_method_of`, then :obj:`" + NAME"` per
+    molecule feature of :func:`molecule_features_of`.
+
+    Args:
+        run (dict): A run's :obj:`results.json`.
+
+    Raises:
+        ValueError: Another model family than chemprop's D-MPNN.
+    """
+    return ' + '.join([base_method_of(run), *molecule_features_of(run)])

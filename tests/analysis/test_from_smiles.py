@@ -1,0 +1,222 @@
+"""benchmarks/analysis/from_smiles.py: best from SMILES, per set, against
+chemprop's default. Welch's test is checked against scipy's
+ttest_ind(equal_var=False) and the Welch-Satterthwaite interval by hand;
+the committed blocks against the committed runs."""
+import math
+import statistics
+
+import pytest
+from scipy import stats
+
+from benchmarks.analysis.from_smiles import (SETS, from_smiles_markdown,
+                                             from_smiles_sets,
+                                             from_smiles_summary, goal_met)
+from benchmarks.analysis.results import readme_markers
+from benchmarks.analysis.runs import load_runs
+from conftest import REPO
+
+BACKBONE = {'source': 'bundled:pretrained-sepnorm', 'task': 'pretraining'}
+
+
+def _run(benchmark, seed, test, val, method='scratch', norm='sep',
+         metric='rocauc', dataset='csv', features=(), cpu=600.0, **extra):
+    run = {'benchmark': benchmark, 'dataset': dataset, 'seed': seed,
+           'metric': metric, 'test_metric_at_best_val': test,
+           'best_val_metric': val, 'cpu_time_s': cpu, 'wall_time_s': cpu,
+           'test_protocol': 'test scored once at the end, by the '
+                            'best-validation checkpoint',
+           'hardware': {'device_name': 'CPU Z'}}
+    if method == 'chemprop':
+        run.update(model_family='chemprop D-MPNN',
+                   molecule_featurizers=list(features))
+    else:
+        run.update(norm=norm, init_from=BACKBONE if method == 'fine-tuned'
+                   else None, molecule_features={'featurizers': list(
+                       features)} if features else None)
+    run.update(extra)
+    return run
+
+
+def _molhiv():
+    return (
+        # Scratch: SepNorm has the better test, ShareNorm the better
+        # validation (mean 0.77 against 0.72): ShareNorm is shown.
+        [_run('molhiv', s, t, v) for s, t, v in
+         ((0, .80, .70), (1, .82, .72), (2, .84, .74))]
+        + [_run('molhiv', s, t, v, norm='share') for s, t, v in
+           ((0, .60, .75), (1, .62, .77), (2, .64, .79))]
+        # Fine-tuned: our best mean validation (0.80).
+        + [_run('molhiv', s, t, .80, 'fine-tuned',
+                split_sizes={'test': 4113}) for s, t in
+           ((0, .70), (1, .74), (2, .78))]
+        + [_run('molhiv', s, t, .90, 'chemprop', cpu=1200.0,
+                molecules={'test': {'scored': 4111}}) for s, t in
+           ((0, .66), (1, .67), (2, .68))]
+        + [_run('molhiv', s, t, .9, 'chemprop', features=['rdkit_2d'])
+           for s, t in ((0, .50), (1, .52))])
+
+
+def _lines(text, title):
+    r"""The table lines of set :obj:`title`, by row title."""
+    section = text.split(f'**{title}**', 1)[1].split('\n\n', 2)[1]
+    return {line.split(' | ')[0][2:].strip('*'): line.split(' | ')
+            for line in section.splitlines()[2:]}
+
+
+def test_rows_norm_by_validation_and_not_run():
+    text = from_smiles_markdown(from_smiles_sets(_molhiv()))
+    rows = _lines(text, 'MolHIV')
+    assert list(rows) == [
+        'Graphormer from scratch', 'Graphormer fine-tuned from the backbone',
+        'Graphormer fine-tuned from the backbone + molecule features',
+        'chemprop D-MPNN (default)', 'chemprop D-MPNN + rdkit_2d']
+    scratch = rows['Graphormer from scratch']
+    # ShareNorm's test: mean 0.62, std 0.02.
+    assert scratch[1:5] == ['ShareNorm 77.00; SepNorm 72.00', '0,1,2 (3)',
+                            '—', '62.00 ± 2.00']
+    assert rows['Graphormer fine-tuned from the backbone + molecule '
+                'features'][2] == 'not run'
+    tuned = rows['Graphormer fine-tuned from the backbone']
+    assert tuned[3:7] == ['4,113', '74.00 ± 4.00', '10.0',
+                          'once, at the end']
+    assert rows['chemprop D-MPNN (default)'][3] == '4,111'
+    assert rows['chemprop D-MPNN (default)'][7] == 'reference'
+    assert rows['chemprop D-MPNN (default)'][5] == '20.0'
+    # In bold: ours of the best mean validation (fine-tuned), not the best
+    # test.
+    assert '| **Graphormer fine-tuned from the backbone** |' in text
+    assert text.count('| **') == 1
+
+
+def test_welch_against_chemprop_by_hand():
+    # Fine-tuned 0.70, 0.74, 0.78 (variance 0.0016) − chemprop 0.66, 0.67,
+    # 0.68 (variance 0.0001): difference 0.07, se^2 = 0.0017 / 3,
+    # dof = se^4 / ((0.0016/3)^2 / 2 + (0.0001/3)^2 / 2).
+    sets = from_smiles_sets(_molhiv())
+    tuned = sets[0].rows[1]
+    se2 = 0.0017 / 3
+    dof = se2 ** 2 / ((0.0016 / 3) ** 2 / 2 + (0.0001 / 3) ** 2 / 2)
+    half = stats.t.ppf(0.975, dof) * math.sqrt(se2)
+    truth = stats.ttest_ind([.70, .74, .78], [.66, .67, .68],
+                            equal_var=False)
+    c = tuned.against
+    assert c.difference == pytest.approx(0.07)
+    assert c.dof == pytest.approx(dof)
+    assert (c.low, c.high) == pytest.approx((0.07 - half, 0.07 + half))
+    assert c.p_value == pytest.approx(truth.pvalue)
+    cell = _lines(from_smiles_markdown(sets), 'MolHIV')[
+        'Graphormer fine-tuned from the backbone'][7]
+    assert cell == (f'+7.00 [{100 * (0.07 - half):+.2f}, '
+                    f'{100 * (0.07 + half):+.2f}], p = {truth.pvalue:.3f} '
+                    f"(each run's own)")
+    # chemprop with its featurizers is compared too, never pooled with it.
+    assert sets[0].rows[4].against.difference == pytest.approx(.51 - .67)
+
+
+def test_per_seed_splits_add_the_paired_difference():
+    runs = ([_run('tox21', s, t, .7) for s, t in
+             ((0, .70), (1, .75), (2, .72))]
+            + [_run('tox21', s, t, .7, 'chemprop') for s, t in
+               ((0, .68), (1, .70), (2, .71))])
+    sets = from_smiles_sets(runs)
+    scratch = sets[SETS_ORDER.index('tox21')].rows[0]
+    # Per-seed differences 0.02, 0.05, 0.01.
+    differences = [.02, .05, .01]
+    mean, sd = statistics.fmean(differences), statistics.stdev(differences)
+    t = mean / (sd / math.sqrt(3))
+    assert scratch.by_seed.mean == pytest.approx(mean)
+    assert scratch.by_seed.high - mean == pytest.approx(
+        4.302653 * sd / math.sqrt(3), abs=1e-6)  # t(2) quantile, tables
+    assert scratch.by_seed.p_value == pytest.approx(
+        1 - t / math.sqrt(2 + t * t))  # two-sided p of t(2), closed form
+    assert scratch.against.p_value == pytest.approx(stats.ttest_ind(
+        [.70, .75, .72], [.68, .70, .71], equal_var=False).pvalue)
+    row = _lines(from_smiles_markdown(sets), 'Tox21')[
+        'Graphormer from scratch']
+    assert row[7].endswith("(each seed's split)")
+    assert row[8].startswith(f'+{100 * mean:.2f} [')
+    # The fixed-split sets have no paired column.
+    assert _lines(from_smiles_markdown(from_smiles_sets(_molhiv())),
+                  'MolHIV')['Graphormer from scratch'][8] == '— |'
+
+
+SETS_ORDER = list(SETS)
+
+
+def test_zinc_reads_smiles_lower_is_better_and_leaves_out_the_ablation():
+    masked = dict(BACKBONE, pretraining={'pretraining': {'objectives': {
+        'masked_atoms': {'weight': 1.0}, 'descriptors': {'weight': 0.0}}}})
+    runs = ([_run('zinc_subset', s, t, .25, 'fine-tuned', metric='mae')
+             for s, t in ((0, .23), (1, .24))]
+            + [_run('zinc_subset', s, t, .18, 'fine-tuned', norm='share',
+                    metric='mae') for s, t in ((0, .17), (1, .18))]
+            + [_run('zinc_subset', s, t, .2, 'chemprop', metric='mae',
+                    dataset='zinc_subset') for s, t in ((0, .21), (1, .22))]
+            # ZINC's own graphs (no SMILES): not read at all.
+            + [_run(None, s, .01, .01, dataset='zinc_subset', metric='mae')
+               for s in (0, 1)]
+            + [_run('zinc_subset', s, .1, .1, metric='mae', init_from=masked)
+               for s in (0, 1)])
+    sets = from_smiles_sets(runs)
+    zinc = sets[SETS_ORDER.index('zinc_subset')]
+    tuned = zinc.rows[1]
+    assert tuned.norm == 'share' and zinc.best is tuned
+    assert tuned.against.difference == pytest.approx(.175 - .215)
+    assert zinc.is_better(tuned)
+    assert zinc.rows[0].runs == []  # the own-graph runs are no row
+    text = from_smiles_markdown(sets)
+    assert ('Not in these rows: ZINC-subset from SMILES: fine-tuned '
+            '(without descriptors) (2 runs).') in text
+    assert 'test MAE, lower is better' in text
+    summary = from_smiles_summary(sets)
+    assert 'ZINC-subset -0.040 (p = ' in summary
+    assert 'MolHIV not run' in summary
+    assert 'better on 1 of 6, significantly on ' in summary
+    assert summary.count('\n') == 1 and summary.endswith('goal not met.\n')
+
+
+def test_goal_needs_every_set_and_three_significant():
+    runs = []
+    for key in SETS:
+        runs += [_run(key, s, .9 + .01 * s, .8) for s in (0, 1, 2)]
+        runs += [_run(key, s, .5 + .01 * s, .8, 'chemprop')
+                 for s in (0, 1, 2)]
+    assert goal_met(from_smiles_sets(runs))
+    # One set where chemprop is ahead: not met.
+    runs = [dict(r, test_metric_at_best_val=.1) if r['benchmark'] == 'sider'
+            and not r.get('model_family') else r for r in runs]
+    sets = from_smiles_sets(runs)
+    assert not goal_met(sets)
+    assert 'better on 5 of 6 sets' in from_smiles_markdown(sets)
+
+
+def test_bad_runs_are_clear_errors():
+    with pytest.raises(ValueError, match='one set has one metric'):
+        from_smiles_sets([_run('tox21', 0, .5, .5),
+                          _run('tox21', 1, .5, .5, metric='mae')])
+    with pytest.raises(ValueError, match='SepNorm runs of 2 variants'):
+        from_smiles_sets([_run('tox21', 0, .5, .5, variant='a'),
+                          _run('tox21', 1, .5, .5, variant='b')])
+    with pytest.raises(ValueError, match='two runs of seed 0 '
+                       r'\(runs/a, runs/b\); read each run folder once'):
+        from_smiles_sets([_run('tox21', 0, .5, .5, path='runs/a'),
+                          _run('tox21', 0, .6, .5, path='runs/b')])
+
+
+def _block(path, name):
+    begin, end = readme_markers(name)
+    return path.read_text().split(begin + '\n', 1)[1].split(end, 1)[0]
+
+
+def test_committed_blocks_are_the_committed_runs():
+    """The from-smiles block of benchmarks/README.md and its line in
+    README.md are what scripts/results_table.py --readme writes from the
+    committed final and reach runs."""
+    results = REPO / 'benchmarks' / 'results'
+    sets = from_smiles_sets(load_runs(results / 'runs')
+                            + load_runs(results / 'reach'))
+    stale = 'stale; run python scripts/results_table.py --readme'
+    assert _block(REPO / 'benchmarks' / 'README.md', 'from-smiles') == \
+        from_smiles_markdown(sets), stale
+    assert _block(REPO / 'README.md', 'from-smiles-summary') == \
+        from_smiles_summary(sets), stale

@@ -1,0 +1,61 @@
+"""benchmarks/analysis/methods.py: a run's method from its results.json,
+molecule features (chemprop's and ours) and backbone included."""
+import pytest
+
+from benchmarks.analysis.methods import (base_method_of, method_of,
+                                         molecule_features_of)
+
+CHEMPROP = {'model_family': 'chemprop D-MPNN', 'molecule_featurizers': []}
+BACKBONE = {'source': 'bundled:pretrained-sepnorm', 'task': 'pretraining',
+            'pretraining': {'pretraining': {'objectives': {
+                'masked_atoms': {'weight': 1.0},
+                'descriptors': {'weight': 1.0}}}}}
+
+
+def _ours(**fields):
+    return {'norm': 'sep', 'init_from': None, 'molecule_features': None,
+            **fields}
+
+
+def _features(*featurizers, columns=()):
+    # results.json's molecule_features record (run_results.py): settings
+    # and the molecules each split rejected.
+    return {'featurizers': list(featurizers), 'descriptors': [],
+            'morgan_radius': 2, 'morgan_size': 2048,
+            'feature_columns': list(columns), 'channels': 39,
+            'rejected': {'test': 2}}
+
+
+def test_plain_methods():
+    assert method_of(_ours()) == 'scratch'
+    assert method_of(_ours(init_from=BACKBONE)) == 'fine-tuned'
+    assert method_of(CHEMPROP) == 'chemprop'
+    # A chemprop run written before molecule_featurizers existed.
+    assert method_of({'model_family': 'chemprop D-MPNN'}) == 'chemprop'
+
+
+def test_molecule_features_make_methods_of_their_own():
+    featurized = dict(CHEMPROP, molecule_featurizers=['rdkit_2d',
+                                                      'morgan_count'])
+    assert method_of(featurized) == 'chemprop + rdkit_2d + morgan_count'
+    assert method_of(_ours(molecule_features=_features('rdkit2d'))) == \
+        'scratch + rdkit2d'
+    assert method_of(_ours(init_from=BACKBONE, molecule_features=_features(
+        'morgan', columns=['logp']))) == 'fine-tuned + morgan + logp'
+    assert molecule_features_of(_ours()) == []
+    assert base_method_of(featurized) == 'chemprop'
+
+
+def test_another_backbone_or_a_trained_model_is_its_own_method():
+    masked = {**BACKBONE, 'pretraining': {'pretraining': {'objectives': {
+        'masked_atoms': {'weight': 1.0}, 'descriptors': {'weight': 0.0}}}}}
+    assert method_of(_ours(init_from=masked)) == \
+        'fine-tuned (without descriptors)'
+    trained = {'source': 'runs/x', 'task': 'regression'}
+    assert method_of(_ours(init_from=trained)) == \
+        'fine-tuned (from a trained model)'
+
+
+def test_an_unknown_model_family_is_refused():
+    with pytest.raises(ValueError, match="model family 'random forest'"):
+        method_of({'model_family': 'random forest', 'path': 'runs/rf'})
