@@ -5,8 +5,9 @@ validation epoch (mean ± std over seeds), SepNorm against ShareNorm and
 against chemprop (95% CI, Welch's t-test), seed ensembles (uncertainty
 against error), time to accuracy in CPU minutes, validation-curve,
 time-to-accuracy and test-prediction plots (parity, ROC), and the table of
-tuning trials; with --geometry, the graph-token geometry of
-scripts/graph_token_analysis.py (SepNorm against ShareNorm). With --readme,
+tuning trials; and the graph-token geometry of
+scripts/graph_token_analysis.py (SepNorm against ShareNorm) that lies beside
+the runs' folder, or the one --geometry names. With --readme,
 also the generated blocks of the READMEs, wherever each is: the full
 results (results-table, in benchmarks/README.md), what the runs say in
 sentences (results-findings, in benchmarks/README.md), the results table with
@@ -47,6 +48,11 @@ from benchmarks.bundling.summary import bundled_models_markdown
 
 #: The READMEs that hold this script's blocks (--readme without files).
 READMES = ('README.md', 'benchmarks/README.md', 'scripts/README.md')
+
+#: Where the graph-token geometry lies beside the runs' folder, read unless
+#: --geometry names another: a regeneration without it would drop its
+#: section from the committed results.
+GEOMETRY = Path('graph_token') / 'graph_token_geometry.json'
 
 
 def relative_link(path: Path, folder: Path) -> str:
@@ -138,11 +144,14 @@ def main(argv=None) -> int:
                         'benchmarks/results/tuning): writes TRIALS.md there')
     parser.add_argument('--geometry', default=None,
                         help='graph_token_geometry.json of '
-                        'scripts/graph_token_analysis.py (e.g. '
-                        'benchmarks/results/graph_token/'
-                        'graph_token_geometry.json): adds its table, '
-                        'verdicts and plot to the results')
+                        'scripts/graph_token_analysis.py: adds its table, '
+                        'verdicts and plot to the results; default: '
+                        f'{GEOMETRY} beside the --runs folder where it '
+                        'exists (else none)')
     args = parser.parse_args(argv)
+    beside_runs = Path(args.runs).parent / GEOMETRY
+    if args.geometry is None and beside_runs.is_file():
+        args.geometry = str(beside_runs)
     try:
         trial_runs = load_runs(args.tuning) if args.tuning else None
         if trial_runs is not None and not Path(args.runs).exists():

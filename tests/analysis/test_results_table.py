@@ -611,10 +611,9 @@ def test_tuning_table_alone_before_any_final_run(tmp_path):
     assert 'no results table' in result.stdout
 
 
-def test_geometry_table_sentences_and_plot_link(runs, tmp_path):
-    """--geometry appends the graph-token geometry of
-    graph_token_analysis.py; its plot is linked from the README and from
-    RESULTS.md, each relative to itself."""
+def write_geometry(path) -> None:
+    """A graph_token_geometry.json of two seeds per norm on ZINC-subset, as
+    graph_token_analysis.py writes it."""
     from benchmarks.analysis.graph_token_summary import \
         summarize_geometry
     rows = [{'dataset': 'zinc_subset', 'norm': norm, 'seed': seed,
@@ -623,12 +622,18 @@ def test_geometry_table_sentences_and_plot_link(runs, tmp_path):
             for norm, values in (('sep', ((-3.0, 0.1), (-2.8, 0.2))),
                                  ('share', ((-1.0, 0.5), (-1.4, 0.7))))
             for seed, (u, a) in enumerate(values)]
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({'split': 'test',
+                                'plot': 'graph_token_geometry.png',
+                                'runs': rows, **summarize_geometry(rows)}))
+
+
+def test_geometry_table_sentences_and_plot_link(runs, tmp_path):
+    """--geometry appends the graph-token geometry of
+    graph_token_analysis.py; its plot is linked from the README and from
+    RESULTS.md, each relative to itself."""
     geometry = tmp_path / 'graph_token' / 'graph_token_geometry.json'
-    geometry.parent.mkdir()
-    geometry.write_text(json.dumps({'split': 'test',
-                                    'plot': 'graph_token_geometry.png',
-                                    'runs': rows,
-                                    **summarize_geometry(rows)}))
+    write_geometry(geometry)
     readme = tmp_path / 'README.md'
     readme.write_text(f'{README_BEGIN}\n{README_END}\n')
     output = tmp_path / 'out' / 'RESULTS.md'
@@ -654,3 +659,21 @@ def test_geometry_table_sentences_and_plot_link(runs, tmp_path):
          str(runs), '--output', str(output), '--geometry',
          str(tmp_path / 'none.json')])
     assert result.returncode == 2 and 'none.json' in result.stderr
+
+
+def test_geometry_beside_the_runs_is_read_without_the_option(tmp_path):
+    """A regeneration without --geometry keeps the geometry that lies beside
+    the runs' folder (results/graph_token/ for results/runs/), so the
+    committed section is not dropped; without one there is no section."""
+    results = tmp_path / 'results'
+    write_run(results / 'runs', 'a', 'zinc_subset', 'sep', 0, 0.14, 0.15)
+    write_run(results / 'runs', 'b', 'zinc_subset', 'share', 0, 0.20, 0.21)
+    output = results / 'RESULTS.md'
+    argv = ['--runs', results / 'runs', '--output', output, '--figures',
+            tmp_path / 'figs']
+    assert run_results_table(argv).returncode == 0
+    assert '**Graph-token geometry**' not in output.read_text()
+    write_geometry(results / 'graph_token' / 'graph_token_geometry.json')
+    assert run_results_table(argv).returncode == 0
+    assert ('| zinc_subset | Graphormer + SepNorm | 2 | -2.900 ± 0.141 '
+            '| 0.150 ± 0.071 |') in output.read_text()
