@@ -31,6 +31,16 @@ def test_the_step_limits_add_up_to_the_budget():
     assert plan.LIMITS['compiled'] >= 120
 
 
+def test_the_readme_gives_the_step_limits():
+    """benchmarks/README.md's table of the steps names each step's limit
+    on a GPU (it had gone stale when the limits changed)."""
+    import re
+    readme = (plan.REPO / 'benchmarks' / 'README.md').read_text()
+    section = readme.split('\n## The GPU check\n', 1)[1].split('\n## ')[0]
+    table = dict(re.findall(r'^\| `(\w+)` \| (\d+) \|', section, re.M))
+    assert {name: int(table[name]) for name in plan.LIMITS} == plan.LIMITS
+
+
 def check_for(tmp_path, *argv, tiny=False):
     args = gpu_check.parse_args(['--out', str(tmp_path), *argv])
     check = object.__new__(check_steps.Check)
