@@ -53,7 +53,7 @@ from graphormer_sepnorm.data.featurize import (FeaturizationError,  # noqa
                                                smiles_to_ogb_graph)
 from graphormer_sepnorm.transforms import (AddShortestPaths,  # noqa
                                            add_batch_layout)
-from gpu_check import recipe_batch_size  # noqa: E402 (benchmarks/)
+from gpu_check_plan import recipe_batch_size  # noqa: E402 (benchmarks/)
 
 DEFAULT_SHARED = REPO.parent / 'shared' / 'data'
 DEFAULT_OUTPUT = REPO / 'benchmarks' / 'results' / 'reference_comparison.md'

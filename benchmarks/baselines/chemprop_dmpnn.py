@@ -24,7 +24,6 @@ molecules RDKit parses (see :mod:`~graphormer_sepnorm.data.molecule_splits`).
 from __future__ import annotations
 
 import contextlib
-import csv
 import json
 import time
 import warnings
@@ -41,11 +40,9 @@ from chemprop.data import build_dataloader
 from chemprop.models import MPNN
 from chemprop.nn.transforms import UnscaleTransform
 from lightning.pytorch import Trainer
-from lightning.pytorch.callbacks import ModelCheckpoint
 
 from graphormer_sepnorm.data.molecule_splits import (
-    SPLITS, MoleculeSplit, load_molecule_splits, subsample_benchmark)
-from graphormer_sepnorm.training.checkpointing import LastCheckpoint
+    SPLITS, load_molecule_splits, subsample_benchmark)
 from graphormer_sepnorm.training.hardware import hardware_name
 from graphormer_sepnorm.training.metrics import (compute_metric,
                                                  compute_metrics)
@@ -58,12 +55,14 @@ from graphormer_sepnorm.training.run_results import (TEST_PROTOCOLS,
 from .chemprop_descriptors import check_featurizer_names, scale_descriptors
 from .chemprop_model import (CHEMPROP_DEFAULTS, TASKS, build_chemprop_model,
                              chemprop_datasets, predict_chemprop)
+from .chemprop_run_files import (checkpoint_callbacks, neutral_path,
+                                 write_predictions)
 from .csv_molecules import load_csv_molecules
 from .clock import CpuBudgetClock
 from .history import EpochHistory
 
 __all__ = ['MODEL_FAMILY', 'CHEMPROP_DEFAULTS', 'train_chemprop',
-           'run_name', 'checkpoint_callbacks']
+           'run_name']
 
 PathLike = Union[str, Path]
 
@@ -77,44 +76,6 @@ def run_name(dataset: str, seed: int,
     _>_seed<seed>` (:obj:`dataset` may be a subsample's benchmark name)."""
     features = ''.join(f'_{name}' for name in molecule_featurizers)
     return f'{dataset}_chemprop{features}_seed{seed}'
-
-
-def checkpoint_callbacks(folder: Path, monitor: str, higher_is_better: bool,
-                         steps_per_epoch: int
-                         ) -> tuple[ModelCheckpoint, LastCheckpoint]:
-    r"""The run's two checkpoints in :obj:`folder`: ``best.ckpt``, the
-    best-validation model, and ``last.ckpt``, the latest state, written at
-    the end of every epoch (after the validation) so that a killed run
-    continued with ``resume=True`` loses at most the epoch under way.
-
-    Lightning 2.6's ``ModelCheckpoint(save_last=True)`` is not used for
-    ``last.ckpt``: it rewrites that file only when the best model changes,
-    so a crash would go back to the best epoch, not the latest one.
-
-    Args:
-        folder (Path): The run's ``checkpoints`` folder.
-        monitor (str): The logged validation metric that selects the best.
-        higher_is_better (bool): Whether a larger :obj:`monitor` is better.
-        steps_per_epoch (int): Training batches per epoch.
-    """
-    best = ModelCheckpoint(dirpath=folder, filename='best', monitor=monitor,
-                           mode='max' if higher_is_better else 'min',
-                           save_top_k=1, auto_insert_metric_name=False,
-                           enable_version_counter=False)
-    # One save per epoch: the interval falls on an epoch's last batch,
-    # which LastCheckpoint defers to after that epoch's validation. Its
-    # runs resume from epoch ends only (not tested mid-epoch): no save on a
-    # stop signal.
-    return best, LastCheckpoint(folder / 'last.ckpt',
-                                every_n_steps=steps_per_epoch,
-                                stop_on_signals=False)
-
-
-def _neutral_path(path: PathLike) -> str:
-    r"""A path to store in artefacts: as given if relative, else only its
-    last component (no absolute paths of the machine that ran it)."""
-    path = Path(path)
-    return path.name if path.is_absolute() else path.as_posix()
 
 
 @contextlib.contextmanager
@@ -143,28 +104,6 @@ def _metric(metric: str, predictions: np.ndarray,
                                torch.from_numpy(targets))[metric]
     return compute_metric(metric, torch.from_numpy(predictions),
                           torch.from_numpy(targets))
-
-
-def _write_predictions(path: Path, part: MoleculeSplit,
-                       predictions: np.ndarray,
-                       target_names: Optional[list[str]] = None) -> None:
-    r"""``id``, ``smiles``, then ``target`` and ``prediction`` (one task)
-    or ``<task>`` and ``<task>_prediction`` per task, as our runs write
-    them; a missing label is empty."""
-    targets = part.targets.reshape(len(part), -1)
-    predictions = predictions.reshape(len(part), -1)
-    pairs = [('target', 'prediction')] if not target_names else \
-        [(name, f'{name}_prediction') for name in target_names]
-    with open(path, 'w', newline='') as f:
-        writer = csv.writer(f)
-        writer.writerow(['id', 'smiles', *(c for pair in pairs
-                                           for c in pair)])
-        for i, smiles, labels, scores in zip(part.ids, part.smiles, targets,
-                                             predictions):
-            cells = [int(i), smiles]
-            for y, p in zip(labels, scores):
-                cells += ['' if y != y else repr(float(y)), repr(float(p))]
-            writer.writerow(cells)
 
 
 def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
@@ -302,7 +241,7 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
             yaml.safe_dump({
                 'model_family': MODEL_FAMILY,
                 'dataset': dataset,
-                'source': _neutral_path(source),
+                'source': neutral_path(source),
                 'train_molecules': train_molecules,
                 'split_seed': split_seed,
                 'seed': seed,
@@ -347,8 +286,8 @@ def train_chemprop(dataset: str, source: PathLike, output_dir: PathLike =
             for split in ('val', 'test'))
 
     best_row = history.best_row(higher_is_better)
-    _write_predictions(run_dir / 'test_predictions.csv', splits['test'],
-                       test_predictions, target_names)
+    write_predictions(run_dir / 'test_predictions.csv', splits['test'],
+                      test_predictions, target_names)
     plot_curves(history.rows, run_dir / 'curves.png', metric,
                 title=f"chemprop D-MPNN"
                 f"{''.join(f' + {n}' for n in molecule_featurizers)} on "

@@ -18,7 +18,9 @@ from baseline_data import (MOLHIV_BAD, molhiv_rows, small_molhiv,  # noqa: E402
                            small_zinc)
 from lightning_helpers import BurningRegression, fit, loaders  # noqa: E402
 from benchmarks.baselines.chemprop_dmpnn import (  # noqa: E402
-                                                 MODEL_FAMILY, checkpoint_callbacks, train_chemprop)
+    MODEL_FAMILY, train_chemprop)
+from benchmarks.baselines.chemprop_run_files import (  # noqa: E402
+    checkpoint_callbacks)
 from graphormer_sepnorm.training.config import ConfigError  # noqa: E402
 
 QUIET = dict(progress_bar=False, threads=1)

@@ -2,12 +2,19 @@
 the training steps from the measured rate, the reference on its own path,
 the data it carries. The whole check runs in CI's rehearsal
 (benchmarks/device_rehearsal.sh, called by .ci/run), as the device runs it."""
+import importlib
 import json
+import os
 
 import pytest
 from benchmark_helpers import script_module
 
 gpu_check = script_module('gpu_check')
+# The check's modules as gpu_check.py imported them (it puts benchmarks/ on
+# sys.path).
+plan, runner, check_steps = (
+    importlib.import_module(f'gpu_check_{name}')
+    for name in ('plan', 'runner', 'steps'))
 device_data = script_module('device_data')
 
 
@@ -15,21 +22,31 @@ def test_the_step_limits_add_up_to_the_budget():
     """One call of timeout_s 570: 540 s for the steps, in the issue's
     order; every step a method runs has a limit, on a GPU and in the
     rehearsal."""
-    assert sum(gpu_check.LIMITS.values()) == 540
-    steps = [s for method in gpu_check.STEPS.values() for s in method]
-    assert steps == list(gpu_check.LIMITS) == list(gpu_check.TINY_LIMITS)
-    assert list(gpu_check.STEPS) == ['env', 'tests', 'speed', 'train',
+    assert sum(plan.LIMITS.values()) == 540
+    steps = [s for method in plan.STEPS.values() for s in method]
+    assert steps == list(plan.LIMITS) == list(plan.TINY_LIMITS)
+    assert list(plan.STEPS) == ['env', 'tests', 'speed', 'train',
                                      'compiled', 'pipelines']
     # Compiling took 90 to over 190 s where measured.
-    assert gpu_check.LIMITS['compiled'] >= 120
+    assert plan.LIMITS['compiled'] >= 120
+
+
+def test_the_readme_gives_the_step_limits():
+    """benchmarks/README.md's table of the steps names each step's limit
+    on a GPU (it had gone stale when the limits changed)."""
+    import re
+    readme = (plan.REPO / 'benchmarks' / 'README.md').read_text()
+    section = readme.split('\n## The GPU check\n', 1)[1].split('\n## ')[0]
+    table = dict(re.findall(r'^\| `(\w+)` \| (\d+) \|', section, re.M))
+    assert {name: int(table[name]) for name in plan.LIMITS} == plan.LIMITS
 
 
 def check_for(tmp_path, *argv, tiny=False):
     args = gpu_check.parse_args(['--out', str(tmp_path), *argv])
-    check = object.__new__(gpu_check.Check)
+    check = object.__new__(check_steps.Check)
     check.args, check.out, check.work = args, tmp_path, tmp_path
     check.tiny, check.device, check.workers = tiny, 'cuda', 0
-    check.limits = gpu_check.TINY_LIMITS if tiny else gpu_check.LIMITS
+    check.limits = plan.TINY_LIMITS if tiny else plan.LIMITS
     check.data = {'zinc': tmp_path / 'z',
                   'shared': tmp_path / 's', 'smiles': tmp_path / 'smi'}
     return check
@@ -38,24 +55,24 @@ def check_for(tmp_path, *argv, tiny=False):
 def test_a_step_gets_its_limit_or_what_is_left(tmp_path, monkeypatch):
     check = check_for(tmp_path)
     check.report = {'steps': {}}
-    check.deadline = gpu_check.time.perf_counter() + 1000
+    check.deadline = runner.time.perf_counter() + 1000
     timeouts = []
 
     def fake_run(command, timeout, **kwargs):
         timeouts.append(timeout)
-        return gpu_check.subprocess.CompletedProcess(command, 0, 'out', '')
-    monkeypatch.setattr(gpu_check.subprocess, 'run', fake_run)
+        return runner.subprocess.CompletedProcess(command, 0, 'out', '')
+    monkeypatch.setattr(runner.subprocess, 'run', fake_run)
     assert check.run('train', ['true'])
-    check.deadline = gpu_check.time.perf_counter() + 60
+    check.deadline = runner.time.perf_counter() + 60
     assert check.run('train', ['true'])
-    assert timeouts[0] == gpu_check.LIMITS['train'] and 55 < timeouts[1] <= 60
+    assert timeouts[0] == plan.LIMITS['train'] and 55 < timeouts[1] <= 60
     # The wheels' install (device_run.sh's --spent-seconds) comes off the
     # budget.
     args = gpu_check.parse_args(['--out', str(tmp_path), '--spent-seconds',
                                  '12'])
-    monkeypatch.setattr(gpu_check, 'prepare_data', lambda *a: {})
-    assert gpu_check.Check(args, tmp_path).report['budget_s'] == 528
-    check.deadline = gpu_check.time.perf_counter() + 5
+    monkeypatch.setattr(runner, 'prepare_data', lambda *a: {})
+    assert check_steps.Check(args, tmp_path).report['budget_s'] == 528
+    check.deadline = runner.time.perf_counter() + 5
     assert not check.run('train', ['true'])
     assert check.report['steps']['train'][-1]['status'].startswith('skipped')
 
@@ -67,19 +84,19 @@ def test_the_reference_path_comes_first_for_the_speed_step_only(
     which torchmetrics imports when Lightning loads."""
     check = check_for(tmp_path, '--reference-path', '/ref')
     check.report = {'steps': {}}
-    check.deadline = gpu_check.time.perf_counter() + 1000
+    check.deadline = runner.time.perf_counter() + 1000
     paths = {}
 
     def fake_run(command, env, **kwargs):
-        paths[command[1]] = env['PYTHONPATH'].split(gpu_check.os.pathsep)
-        return gpu_check.subprocess.CompletedProcess(command, 0, '', '')
-    monkeypatch.setattr(gpu_check.subprocess, 'run', fake_run)
+        paths[command[1]] = env['PYTHONPATH'].split(os.pathsep)
+        return runner.subprocess.CompletedProcess(command, 0, '', '')
+    monkeypatch.setattr(runner.subprocess, 'run', fake_run)
     monkeypatch.setenv('PYTHONPATH', '/site')
     check.speed()
     check.compiled()
     check.train()
     assert paths['benchmarks/compare_reference.py'] == [
-        '/ref', str(gpu_check.REPO), '/site']
+        '/ref', str(plan.REPO), '/site']
     for script in ('benchmarks/train_throughput.py', 'scripts/train.py'):
         assert '/ref' not in paths[script]
 
@@ -106,8 +123,8 @@ def test_a_skipped_test_fails_the_step_on_a_gpu():
     # The first GPU run's tests step passed with 17 of 18 tests skipped
     # (no shared data there).
     output = '1 passed, 17 skipped, 2 warnings in 1.65s'
-    assert '17 tests skipped' in gpu_check.skipped_tests(output)
-    assert gpu_check.skipped_tests('18 passed in 80.1s') is None
+    assert '17 tests skipped' in check_steps.skipped_tests(output)
+    assert check_steps.skipped_tests('18 passed in 80.1s') is None
 
 
 def test_the_data_archive_is_unpacked_and_checked(tmp_path):
