@@ -197,8 +197,9 @@ def test_features_for_a_model_without_columns_are_refused(zinc):
 def test_an_ensemble_reads_the_columns_of_its_members(run_dir, predictor,
                                                       training_csv,
                                                       tmp_path):
-    """A second member (the model with its head shifted) with the same
-    feature columns: the ensemble predicts from the CSV the mean of its
+    """A second member (the model's parameters shifted) with the same
+    feature columns: the ensemble predicts from the CSV, in two worker
+    processes (the column values travel with the SMILES), the mean of its
     members."""
     model, card = load_model(run_dir / 'model.safetensors')
     with torch.no_grad():
@@ -208,15 +209,15 @@ def test_an_ensemble_reads_the_columns_of_its_members(run_dir, predictor,
     ensemble = Predictor.from_checkpoints([run_dir, other])
     assert ensemble.feature_columns == ['assay', 'mw']
     out = tmp_path / 'ensemble.csv'
-    ensemble.predict_file(training_csv, out, num_workers=0, progress=False)
+    ensemble.predict_file(training_csv, out, num_workers=2, chunk_size=64,
+                          progress=False)
     rows = read_csv(out)
     member = Predictor.from_checkpoint(other)
     frame = pd.read_csv(training_csv, dtype=str, keep_default_na=False)
     features = frame[['assay', 'mw']]
-    first = predictor.predict(frame['smiles'], num_workers=0,
-                              features=features)
-    second = member.predict(frame['smiles'], num_workers=0,
-                            features=features)
+    first, second = (p.predict(frame['smiles'], num_workers=0,
+                               chunk_size=64, features=features)
+                     for p in (predictor, member))
     for row, a, b in zip(rows, first, second):
         if a.ok:
             assert float(row[PREDICTED]) == pytest.approx(
