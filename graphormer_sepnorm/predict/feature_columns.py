@@ -13,8 +13,8 @@ prediction is given their values, one row per molecule.
   (:data:`FeatureValues`, paired with the SMILES by
   :func:`with_features`).
 
-Each molecule then travels as a :obj:`(smiles, values)` pair
-(:data:`~.molecules.Molecule`), and the model card's fitted
+Each molecule then travels with its values
+(:class:`~.molecules.WithColumns`), and the model card's fitted
 :class:`~graphormer_sepnorm.data.molecule_features.MoleculeFeaturizer`
 turns the values into features exactly as training did: a value that is
 empty or not a finite number gives that molecule an error row, the others
@@ -26,7 +26,7 @@ from collections.abc import Sized
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, \
     Union
 
-from .molecules import Molecule
+from .molecules import Molecule, WithColumns
 from .prediction import PredictionError
 
 __all__ = ['FeatureValues', 'column_positions', 'with_features']
@@ -157,7 +157,7 @@ def _paired(smiles: Iterable[str], rows: Iterable[Sequence[Any]],
             raise PredictionError(
                 f"Row {k} of features= is {row!r}; each row holds one value "
                 f"per feature column: {', '.join(columns)}")
-        yield text, list(row)
+        yield WithColumns(text, list(row))
     if next(rows, _END) is not _END:
         raise PredictionError("features= holds more rows than there are "
                               "SMILES; give one row per molecule")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
 from .embeddings import EmbeddingWriter
-from .molecules import SDF
+from .molecules import SDF, WithColumns
 from .prediction import ChunkResult, value_fields
 from .readers import MoleculeReader
 from .run_record import RunRecord, write_record
@@ -212,7 +212,7 @@ class FileRun:
                 continue
             positions = self.feature_positions
             yield Chunk([molecule if positions is None else
-                         (molecule, [fields[p] for p in positions])
+                         WithColumns(molecule, [fields[p] for p in positions])
                          for fields, molecule in block],
                         self.reader.kind,
                         (number * size + 1, first_owned,

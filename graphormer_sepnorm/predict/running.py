@@ -265,13 +265,13 @@ class PredictorBase:
                   embed: bool = False) -> ChunkResult:
         r"""Featurizes, sorts by size, batches and runs one chunk of
         molecules: SMILES strings, or SDF records when :obj:`kind` is
-        :obj:`"sdf"`, each paired with its feature-column values for a
+        :obj:`"sdf"`, each with its feature-column values for a
         model that reads :attr:`feature_columns` (a
         :data:`~graphormer_sepnorm.predict.molecules.Molecule`;
         :meth:`featurize_chunk`, then :meth:`run_featurized`).
 
         Args:
-            molecules (list of str or (str, list) pairs): The chunk.
+            molecules (list of str or WithColumns): The chunk.
             batch_size (int): Molecules per forward pass.
             kind (str, optional): :obj:`"smiles"` or :obj:`"sdf"`.
                 (default: :obj:`"smiles"`)

@@ -49,7 +49,7 @@ class Chunk:
     r"""Consecutive input molecules predicted together.
 
     Args:
-        molecules (list): SMILES strings, or SDF records, each paired with
+        molecules (list): SMILES strings, or SDF records, each with
             its feature-column values for a model that reads some
             (:data:`~graphormer_sepnorm.predict.molecules.Molecule`).
         kind (str, optional): :obj:`"smiles"` or :obj:`"sdf"`.
