@@ -43,11 +43,14 @@ def predict_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
         'ensemble\'s <column>_std follows its column; error likewise). '
         '--embeddings also writes the '
         'graph-token embedding of each molecule (like chemprop '
-        'fingerprint).',
+        'fingerprint). A model trained with data.feature_columns reads those '
+        'columns, by name, from a CSV/TSV --input beside the SMILES (an empty '
+        'or non-numeric cell: an error row).',
         epilog='Per-molecule errors go to the "error" column (exit status '
         '0); a bad argument, a missing/incompatible checkpoint, an '
-        'unreadable input or an unwritable output exits with status 2 and '
-        'a one-line message, before any prediction.')
+        'unreadable input, an input without the model\'s feature columns or '
+        'an unwritable output exits with status 2 and a one-line message, '
+        'before any prediction.')
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument('--checkpoint', nargs='+', metavar='PATH',
                         help='model.safetensors written by train, '
@@ -64,11 +67,15 @@ def predict_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
     inputs = parser.add_mutually_exclusive_group(required=True)
     inputs.add_argument('--smiles', nargs='+', metavar='SMILES',
                         help='one or more SMILES strings (printed as a '
-                        'table unless --output is given)')
+                        'table unless --output is given); not for a model '
+                        'trained with data.feature_columns, which needs '
+                        'those columns: use --input')
     inputs.add_argument('--input', metavar='FILE',
                         help='.csv or .tsv with a header row, .smi (SMILES '
                         'and an optional name per line), .sdf; each '
-                        'optionally .gz; - for standard input')
+                        'optionally .gz; - for standard input. A model '
+                        'trained with data.feature_columns needs a .csv or '
+                        '.tsv holding those columns')
     parser.add_argument('--input-format', choices=sorted(INPUT_FORMATS),
                         help='format of --input when its name does not say '
                         '(standard input: smi)')

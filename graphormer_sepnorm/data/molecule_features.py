@@ -178,8 +178,9 @@ class MoleculeFeaturizer:
             if not np.isfinite(values[k]):
                 raise FeaturizationError(
                     f"SMILES {smiles!r}: feature column {name!r} holds "
-                    f"{cell!r}, not a finite number; the molecule is left "
-                    f"out (write a number there to keep it)")
+                    f"{cell!r}, not a finite number, so the molecule has no "
+                    f"features (write a number there to train on it or "
+                    f"predict it)")
         return values
 
     def fit(self, raw: np.ndarray) -> 'MoleculeFeaturizer':
@@ -277,22 +278,24 @@ def card_molecule_featurizer(card: Any, source: Optional[str] = None
     the features the model was trained with; :obj:`None` for a model
     without molecule features.
 
+    A model trained with CSV :obj:`data.feature_columns` reads them
+    beside the SMILES: its featurizer takes each molecule's values of
+    :attr:`MoleculeFeaturizer.feature_columns` (see
+    :mod:`graphormer_sepnorm.predict.feature_columns`).
+
+    Args:
+        card (ModelCard): The model's card.
+        source (str, optional): Where the model came from, for messages.
+            (default: :obj:`None`)
+
     Raises:
-        CheckpointError: The card's features cannot be rebuilt, or they
-            read CSV columns, which a SMILES alone does not give.
+        CheckpointError: The card's features cannot be rebuilt.
     """
     from ..errors import CheckpointError
     state = (card.extra or {}).get('molecule_features')
     if not state:
         return None
     where = source or 'model'
-    if state.get('feature_columns'):
-        raise CheckpointError(
-            f"{where} reads the CSV column(s) "
-            f"{', '.join(state['feature_columns'])} as molecule features "
-            f"beside the SMILES; prediction from SMILES alone cannot give "
-            f"them: score such a model with scripts/evaluate.py on its CSV, "
-            f"or train without data.feature_columns")
     try:
         return MoleculeFeaturizer.from_state_dict(state)
     except (KeyError, TypeError, ValueError) as error:

@@ -15,6 +15,9 @@ a handful of molecules to screening libraries of any size.
     predictor.predict_file('library.smi.gz', 'predictions.csv.gz',
                            resume=True)
     embeddings = predictor.embed(['CCO', 'c1ccccc1O'])  # [2, width]
+    # A model trained with data.feature_columns also reads those columns:
+    predictor.feature_columns  # e.g. ['assay', 'mw']
+    predictor.predict(['CCO'], features={'assay': [0.3], 'mw': [46.07]})
 
 One file per job, in layers: a module imports only modules of its own layer
 or of an earlier layer in this list, and never one that imports it, not even
@@ -22,7 +25,10 @@ inside a function (``tests/predict/test_layers.py`` checks both):
 
 * base: :mod:`~.prediction` (:class:`Prediction`, :class:`PredictionError`,
   what a chunk returns, the output column names), :mod:`~.molecules`
-  (SMILES or SDF records, featurized a chunk at a time), :mod:`~.workers`
+  (SMILES or SDF records, with their feature-column values for a model
+  that reads some, featurized a chunk at a time), :mod:`~.feature_columns`
+  (those values from a file's columns or the :obj:`features` argument),
+  :mod:`~.workers`
   (chunks mapped in order over worker processes, knowing nothing of models
   or files);
 * files: :mod:`~.readers` (CSV, TSV, SMILES and SDF inputs, gzipped or not,

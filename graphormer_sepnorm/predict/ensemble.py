@@ -72,7 +72,8 @@ class EnsemblePredictor(PredictorBase):
     Args:
         members (list of Predictor): At least two single-model predictors,
             each a different model, sharing featurizer, task, target names,
-            number of outputs, :obj:`max_nodes` and device.
+            number of outputs, :obj:`max_nodes`, molecule features (with
+            their feature columns and statistics) and device.
 
     Raises:
         CheckpointError: If a member does not fit the first one (the

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
 from .embeddings import EmbeddingWriter
-from .molecules import SDF
+from .molecules import SDF, WithColumns
 from .prediction import ChunkResult, value_fields
 from .readers import MoleculeReader
 from .run_record import RunRecord, write_record
@@ -33,7 +33,8 @@ PathLike = Union[str, Path]
 #: :class:`~graphormer_sepnorm.predict.EnsemblePredictor`), which calls it
 #: and so is not imported here. Used: :attr:`device`, :attr:`source`,
 #: :attr:`num_outputs`, the column names, :attr:`with_std`,
-#: :attr:`fingerprint`, :meth:`check_sizes` and :meth:`chunk_functions`.
+#: :attr:`fingerprint`, :attr:`feature_columns`, :meth:`check_sizes` and
+#: :meth:`chunk_functions`.
 ChunkPredictor = Any
 
 
@@ -134,13 +135,18 @@ class PredictionSummary:
 class FileRun:
     r"""One call of :func:`~graphormer_sepnorm.predict.predict_file` once
     its arguments are checked: reads chunks, predicts them, writes them.
-    Its :obj:`options` hold the chunk size to use and the parsed shard."""
+    Its :obj:`options` hold the chunk size to use and the parsed shard;
+    :obj:`feature_positions`, the input columns of the model's feature
+    columns (:obj:`None`: it reads none), whose cells go with each
+    molecule."""
     def __init__(self, predictor: ChunkPredictor, reader: MoleculeReader,
                  record: RunRecord, summary: PredictionSummary,
                  options: PredictFileOptions,
-                 ranking: Optional[tuple[TopK, int]]) -> None:
+                 ranking: Optional[tuple[TopK, int]],
+                 feature_positions: Optional[list[int]] = None) -> None:
         self.predictor = predictor
         self.reader = reader
+        self.feature_positions = feature_positions
         self.record = record
         self.summary = summary
         self.options = options
@@ -204,7 +210,10 @@ class FileRun:
             first_owned, owned = owned, owned + len(block)
             if owned <= done:
                 continue
-            yield Chunk([molecule for _, molecule in block],
+            positions = self.feature_positions
+            yield Chunk([molecule if positions is None else
+                         WithColumns(molecule, [fields[p] for p in positions])
+                         for fields, molecule in block],
                         self.reader.kind,
                         (number * size + 1, first_owned,
                          [fields for fields, _ in block]))

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from .embeddings import check_embeddings_path
+from .feature_columns import column_positions
 from .file_run import (ChunkPredictor, FileRun, PredictFileOptions,
                        PredictionSummary)
 from .prediction import (ERROR_COLUMN, PredictionError, columns_beside,
@@ -59,7 +60,10 @@ def predict_file(predictor: ChunkPredictor, input_path: PathLike,
     column per model output (:obj:`prediction` for one, or the training
     CSV's target names; for an ensemble, each followed by its
     ``<column>_std``) and :obj:`error`, one row per input row, in input
-    order. An output column named as an input column (the input's own
+    order. A model trained with :obj:`data.feature_columns` reads those
+    columns of a CSV or TSV input beside the SMILES (by name; see
+    :mod:`~graphormer_sepnorm.predict.feature_columns`). An output column
+    named as an input column (the input's own
     labels of a target) gets ``_pred`` appended, as often as needed to be
     free (see :func:`~graphormer_sepnorm.predict.prediction.columns_beside`):
     the input's column stays as it is. Beside it, ``<output>.meta.json``
@@ -82,9 +86,10 @@ def predict_file(predictor: ChunkPredictor, input_path: PathLike,
 
     Raises:
         PredictionError: For a problem with the call (bad arguments, an
-            unreadable or empty input, an output that cannot be written, an
-            output that cannot be resumed), raised before any prediction
-            where it can be told before.
+            unreadable or empty input, an input without the model's
+            feature columns, an output that cannot be written, an output
+            that cannot be resumed), raised before any prediction where it
+            can be told before.
     """
     start = time.perf_counter()
     options = options or PredictFileOptions()
@@ -111,6 +116,9 @@ def predict_file(predictor: ChunkPredictor, input_path: PathLike,
             "--resume cannot check that standard input is the same input as "
             "before; save it to a file and predict from the file")
     try:
+        positions = column_positions(reader.columns,
+                                     predictor.feature_columns, reader.name,
+                                     reader.format)
         total, input_sha256 = reader.scan()
         rows = reader.rows()
         first = next(rows, None) if total != 0 else None
@@ -163,8 +171,8 @@ def predict_file(predictor: ChunkPredictor, input_path: PathLike,
             write_record(output, record)
         expected = (shard.owned_rows(total, options.chunk_size)
                     if shard and total else total)
-        FileRun(predictor, reader, record, summary, options, ranking).run(
-            rows, expected)
+        FileRun(predictor, reader, record, summary, options, ranking,
+                positions).run(rows, expected)
     finally:
         reader.close()
     summary.seconds = time.perf_counter() - start

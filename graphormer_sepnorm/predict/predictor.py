@@ -45,7 +45,11 @@ class Predictor(PredictorBase):
     :meth:`predict_iter`, :meth:`predict_table` and :meth:`embed` in memory,
     :meth:`predict_file` from file to file; see
     :class:`~graphormer_sepnorm.predict.running.PredictorBase` for what
-    every molecule gets and how they are batched.
+    every molecule gets and how they are batched. A model trained with CSV
+    :obj:`data.feature_columns` (:attr:`feature_columns`) also needs each
+    molecule's values of those columns: the :obj:`features` argument, or
+    the columns of an input CSV or TSV file (see
+    :mod:`~graphormer_sepnorm.predict.feature_columns`).
 
     Args:
         model (GraphormerSepNorm): The model.

@@ -16,7 +16,8 @@ import torch
 
 from ..checkpoint import ModelCard
 from ..data.molecule_graphs import Graph, GraphBatch, collate, prepare_graph
-from .molecules import SMILES, FeaturizedChunk, featurize_molecules
+from .feature_columns import FeatureValues, with_features
+from .molecules import SMILES, FeaturizedChunk, Molecule, featurize_molecules
 from .pipeline import PredictFileOptions, PredictionSummary, predict_file
 from .prediction import (ChunkResult, Prediction, PredictionError,
                          molecule_values, output_columns, prediction_columns)
@@ -49,7 +50,8 @@ class PredictorBase:
     model's logit; an ensemble: the mean of its members' values, with their
     spread as :attr:`Prediction.std`) or an error message (unparsable
     SMILES, atoms the featurizer cannot encode, more atoms than the model's
-    :obj:`max_nodes`). Only problems with the call itself raise, as
+    :obj:`max_nodes`, a feature-column value that is empty or not a
+    number). Only problems with the call itself raise, as
     :class:`PredictionError` or
     :class:`~graphormer_sepnorm.checkpoint.CheckpointError`.
 
@@ -106,20 +108,35 @@ class PredictorBase:
         return (f"{', '.join(self.prediction_columns)} = "
                 f"{self.value_description}")
 
+    @property
+    def feature_columns(self) -> list[str]:
+        r"""The CSV columns the model reads beside the SMILES as molecule
+        features (it was trained with :obj:`data.feature_columns`), in
+        order; empty for most models. Give their values with the
+        :obj:`features` argument of :meth:`predict` and :meth:`embed`, or
+        predict from a CSV or TSV file that holds them
+        (:meth:`predict_file`); see
+        :mod:`~graphormer_sepnorm.predict.feature_columns`."""
+        featurizer = self.molecule_featurizer
+        return [] if featurizer is None else list(featurizer.feature_columns)
+
     # Prediction #############################################################
 
     def predict(self, smiles: Sequence[str], batch_size: int = 128,
                 num_workers: Optional[int] = None,
-                chunk_size: Optional[int] = None) -> list[Prediction]:
+                chunk_size: Optional[int] = None,
+                features: Optional[FeatureValues] = None
+                ) -> list[Prediction]:
         r"""Predicts every SMILES of :obj:`smiles`; returns one
         :class:`Prediction` per input, in input order. See
         :meth:`predict_iter` for the arguments."""
         return list(self.predict_iter(smiles, batch_size, num_workers,
-                                      chunk_size))
+                                      chunk_size, features))
 
     def predict_iter(self, smiles: Iterable[str], batch_size: int = 128,
                      num_workers: Optional[int] = None,
-                     chunk_size: Optional[int] = None
+                     chunk_size: Optional[int] = None,
+                     features: Optional[FeatureValues] = None
                      ) -> Iterator[Prediction]:
         r"""Predicts the SMILES of any iterable, streamed: yields one
         :class:`Prediction` per input, in input order, as soon as its chunk
@@ -138,22 +155,39 @@ class PredictorBase:
             chunk_size (int, optional): Consecutive molecules sorted by size
                 and predicted together. (default: :obj:`max(1024, 8 *
                 batch_size)`)
+            features (mapping or sequence, optional): For a model that
+                reads :attr:`feature_columns`, and only for one, each
+                molecule's values of them: a mapping :obj:`column ->
+                values` (a :obj:`dict` of lists, a pandas
+                :obj:`DataFrame`), or one row of values per molecule in the
+                order of :attr:`feature_columns` (see
+                :data:`~graphormer_sepnorm.predict.feature_columns.
+                FeatureValues`). A value that is empty or not a finite
+                number gives its molecule an error. (default: :obj:`None`)
+
+        Raises:
+            PredictionError: Bad arguments; :obj:`features` missing for a
+                model that reads feature columns (the message names them),
+                given for one that reads none, or not one row per SMILES.
         """
         for result in self._map_chunks(smiles, batch_size, num_workers,
-                                       chunk_size):
+                                       chunk_size, features):
             yield from result.predictions
 
     def predict_table(self, smiles: Sequence[str], batch_size: int = 128,
-                      num_workers: Optional[int] = None
+                      num_workers: Optional[int] = None,
+                      features: Optional[FeatureValues] = None
                       ) -> list[dict[str, Any]]:
         r"""Like :meth:`predict`, as a list of dicts with keys
         :obj:`smiles`, one per :attr:`output_columns` and :obj:`error`."""
         return [p.as_dict(self.prediction_columns, self.with_std)
-                for p in self.predict(smiles, batch_size, num_workers)]
+                for p in self.predict(smiles, batch_size, num_workers,
+                                      features=features)]
 
     def embed(self, smiles: Sequence[str], batch_size: int = 128,
               num_workers: Optional[int] = None,
-              chunk_size: Optional[int] = None) -> np.ndarray:
+              chunk_size: Optional[int] = None,
+              features: Optional[FeatureValues] = None) -> np.ndarray:
         r"""The graph-token embedding of every SMILES of :obj:`smiles`
         (:meth:`GraphormerSepNorm.graph_embedding
         <graphormer_sepnorm.GraphormerSepNorm.graph_embedding>`: the graph
@@ -165,8 +199,8 @@ class PredictorBase:
         :attr:`embedding_columns`). Arguments as for :meth:`predict_iter`.
         """
         blocks = [result.embeddings for result in self._map_chunks(
-            smiles, batch_size, num_workers, chunk_size, predict=False,
-            embed=True)]
+            smiles, batch_size, num_workers, chunk_size, features,
+            predict=False, embed=True)]
         if not blocks:
             return np.empty((0, len(self.embedding_columns)), np.float32)
         return np.concatenate(blocks)
@@ -184,16 +218,18 @@ class PredictorBase:
 
     def _map_chunks(self, smiles: Iterable[str], batch_size: int,
                     num_workers: Optional[int], chunk_size: Optional[int],
+                    features: Optional[FeatureValues] = None,
                     predict: bool = True, embed: bool = False
                     ) -> Iterator[ChunkResult]:
-        r"""The :meth:`run_chunk` result of each chunk of :obj:`smiles`, in
-        order, in worker processes or not."""
+        r"""The :meth:`run_chunk` result of each chunk of :obj:`smiles`
+        (with their :obj:`features`), in order, in worker processes or
+        not."""
         if isinstance(smiles, str):
             raise PredictionError(
                 "Give a sequence of SMILES strings, not one string; wrap a "
                 "single SMILES in a list: predict(['CCO']), embed(['CCO'])")
         chunk_size = self.check_sizes(batch_size, chunk_size)
-        iterator = iter(smiles)
+        iterator = iter(with_features(smiles, features, self.feature_columns))
         chunks = (Chunk(molecules) for molecules in
                   iter(lambda: list(islice(iterator, chunk_size)), []))
         function, finish = self.chunk_functions(batch_size, predict, embed)
@@ -217,23 +253,25 @@ class PredictorBase:
 
     # Internals ##############################################################
 
-    def predict_chunk(self, molecules: Sequence[str], batch_size: int,
+    def predict_chunk(self, molecules: Sequence[Molecule], batch_size: int,
                       kind: str = SMILES) -> list[Prediction]:
         r"""Featurizes, sorts by size, batches and predicts one chunk of
         molecules (see :meth:`run_chunk`); returns their predictions in
         input order."""
         return self.run_chunk(molecules, batch_size, kind).predictions
 
-    def run_chunk(self, molecules: Sequence[str], batch_size: int,
+    def run_chunk(self, molecules: Sequence[Molecule], batch_size: int,
                   kind: str = SMILES, predict: bool = True,
                   embed: bool = False) -> ChunkResult:
         r"""Featurizes, sorts by size, batches and runs one chunk of
         molecules: SMILES strings, or SDF records when :obj:`kind` is
-        :obj:`"sdf"` (:meth:`featurize_chunk`, then
-        :meth:`run_featurized`).
+        :obj:`"sdf"`, each with its feature-column values for a
+        model that reads :attr:`feature_columns` (a
+        :data:`~graphormer_sepnorm.predict.molecules.Molecule`;
+        :meth:`featurize_chunk`, then :meth:`run_featurized`).
 
         Args:
-            molecules (list of str): The chunk.
+            molecules (list of str or WithColumns): The chunk.
             batch_size (int): Molecules per forward pass.
             kind (str, optional): :obj:`"smiles"` or :obj:`"sdf"`.
                 (default: :obj:`"smiles"`)
@@ -258,7 +296,7 @@ class PredictorBase:
                 lambda featurized: self.run_featurized(
                     featurized, batch_size, predict, embed))
 
-    def featurize_chunk(self, molecules: Sequence[str],
+    def featurize_chunk(self, molecules: Sequence[Molecule],
                         kind: str = SMILES) -> FeaturizedChunk:
         r"""The CPU half of :meth:`run_chunk`: each molecule's SMILES and
         graph, or why it has none (picklable: worker processes return

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, TypeVar
 
 import torch
 
-from .molecules import SMILES
+from .molecules import SMILES, Molecule
 from .prediction import PredictionError
 
 __all__ = ['Chunk', 'ChunkFunction', 'stream_chunks', 'worker_count',
@@ -37,7 +37,7 @@ __all__ = ['Chunk', 'ChunkFunction', 'stream_chunks', 'worker_count',
 Result = TypeVar('Result')
 #: What is done to each chunk: :obj:`(molecules, kind) -> result`, the
 #: result picklable (it comes back from a worker process).
-ChunkFunction = Callable[[list[str], str], Result]
+ChunkFunction = Callable[[list[Molecule], str], Result]
 
 # Chunks submitted beyond the ones being predicted, per worker: enough to
 # keep every worker busy while the oldest chunk is written.
@@ -49,13 +49,15 @@ class Chunk:
     r"""Consecutive input molecules predicted together.
 
     Args:
-        molecules (list[str]): SMILES strings, or SDF records.
+        molecules (list): SMILES strings, or SDF records, each with
+            its feature-column values for a model that reads some
+            (:data:`~graphormer_sepnorm.predict.molecules.Molecule`).
         kind (str, optional): :obj:`"smiles"` or :obj:`"sdf"`.
             (default: :obj:`"smiles"`)
         context (Any, optional): Whatever the caller keeps with the chunk
             (the input rows); never sent to a worker.
     """
-    molecules: list[str]
+    molecules: list[Molecule]
     kind: str = SMILES
     context: Any = None
 
@@ -112,7 +114,7 @@ class _Then:
     function: ChunkFunction
     finish: Callable[[Any], Any]
 
-    def __call__(self, molecules: list[str], kind: str) -> Any:
+    def __call__(self, molecules: list[Molecule], kind: str) -> Any:
         return self.finish(self.function(molecules, kind))
 
 
@@ -253,6 +255,6 @@ def _exit_with(parent: int) -> None:
         os._exit(1)
 
 
-def _worker_run(molecules: list[str], kind: str) -> Any:
+def _worker_run(molecules: list[Molecule], kind: str) -> Any:
     assert _WORKER_FUNCTION is not None, 'worker started without a function'
     return _WORKER_FUNCTION(molecules, kind)

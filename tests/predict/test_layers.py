@@ -18,7 +18,7 @@ PACKAGE = REPO / 'graphormer_sepnorm' / 'predict'
 #: Each module's layer; a module may import modules of its own layer or of a
 #: lower one (as the package docstring lists them).
 LAYERS = {
-    'prediction': 0, 'molecules': 0, 'workers': 0,
+    'prediction': 0, 'molecules': 0, 'feature_columns': 0, 'workers': 0,
     'readers': 1, 'writers': 1, 'run_record': 1, 'shards': 1, 'top_k': 1,
     'embeddings': 1, 'file_run': 1, 'pipeline': 1, 'merge': 1,
     'running': 2, 'ensemble': 2,

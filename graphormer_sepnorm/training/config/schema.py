@@ -128,7 +128,7 @@ class DataConfig:
     feature_columns: Optional[list[str]] = option(None, 'csv: numeric '
         'columns of the CSV added to the molecule features (standardized on '
         'the training split); a row with an empty or non-numeric cell there '
-        'is left out.')
+        'is left out. Prediction reads them by name from its input CSV.')
 
 
 @dataclass
