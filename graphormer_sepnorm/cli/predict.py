@@ -246,7 +246,8 @@ def predict_main(argv: Optional[Sequence[str]] = None,
         return _write_report(args, predictor, molecules_from_csv(
             output, reader.columns[reader.smiles_index],
             predictor.num_outputs, predictor.with_std,
-            top_file=args.top is not None, target_column=args.report_target))
+            top_file=args.top is not None, target_column=args.report_target,
+            feature_columns=predictor.feature_columns))
     return 0
 
 

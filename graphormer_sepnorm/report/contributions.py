@@ -13,6 +13,14 @@ midpoints) to its prediction minus the baseline's: they are in the units of
 the prediction (regression) or of the logit (binary), and an ensemble's are
 the mean of its members'.
 
+A model trained with molecule features (:obj:`data.molecule_features`,
+:obj:`data.feature_columns`) reads them in its graph token: each molecule
+gets the vector prediction computes (the model card's fitted
+:class:`~graphormer_sepnorm.data.molecule_features.MoleculeFeaturizer`,
+from the SMILES and, for feature columns, from the molecule's values of
+them), the same along the whole path and in the baseline; the
+contributions are the atoms' share of the rest.
+
 The model sees atoms in canonical order
 (:func:`~graphormer_sepnorm.data.featurize.canonical.parse_canonical`);
 contributions are returned in the order of the atoms of the SMILES as given
@@ -26,7 +34,10 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
-__all__ = ['METHOD', 'atom_contributions', 'canonical_to_input']
+from ..predict.molecules import Molecule
+
+__all__ = ['METHOD', 'FIXED_FEATURES', 'describe_method',
+           'atom_contributions', 'canonical_to_input']
 
 #: How the contributions are computed, as the report names it.
 METHOD = ('integrated gradients on the atom-feature embeddings (baseline: '
@@ -34,6 +45,21 @@ METHOD = ('integrated gradients on the atom-feature embeddings (baseline: '
           'steps); each atom\'s share of the prediction minus the '
           'baseline\'s, in the units of the prediction (binary: of the '
           'logit)')
+
+#: Added to :data:`METHOD` for a model with molecule features.
+FIXED_FEATURES = ('; the molecule-level features of the graph token '
+                  '(computed as prediction does) are held fixed while the '
+                  'atoms are attributed, so they take no share')
+
+
+def describe_method(predictor, steps: int) -> str:
+    r"""How the contributions of :obj:`predictor` are computed with
+    :obj:`steps` midpoints, in words (plain text): :data:`METHOD`, and
+    :data:`FIXED_FEATURES` for a model with molecule features."""
+    text = METHOD.format(steps=steps)
+    if getattr(predictor, 'molecule_featurizer', None) is not None:
+        text += FIXED_FEATURES
+    return text
 
 
 def canonical_to_input(smiles: str) -> list[int]:
@@ -56,8 +82,8 @@ def canonical_to_input(smiles: str) -> list[int]:
             .strip('[]').split(',') if k.strip()]
 
 
-def atom_contributions(predictor, smiles: Sequence[str], steps: int = 16,
-                       batch_size: int = 256
+def atom_contributions(predictor, molecules: Sequence[Molecule],
+                       steps: int = 16, batch_size: int = 256
                        ) -> list[Optional[np.ndarray]]:
     r"""The per-atom contribution of each molecule's atoms to its first
     prediction column (see the module's description), in the order of the
@@ -68,7 +94,12 @@ def atom_contributions(predictor, smiles: Sequence[str], steps: int = 16,
             :class:`~graphormer_sepnorm.predict.Predictor` or an
             :class:`~graphormer_sepnorm.predict.EnsemblePredictor` (the
             mean of its members' contributions).
-        smiles (list of str): The molecules.
+        molecules (list of str or WithColumns): The molecules' SMILES; for
+            a model that reads feature columns
+            (:attr:`~graphormer_sepnorm.predict.PredictorBase.
+            feature_columns`), each with its values of them
+            (:class:`~graphormer_sepnorm.predict.molecules.WithColumns`),
+            as prediction takes them.
         steps (int, optional): Midpoints of the integration path; more is
             closer to exact and slower (the model runs :obj:`steps` times
             per molecule, forward and backward). (default: :obj:`16`)
@@ -77,23 +108,23 @@ def atom_contributions(predictor, smiles: Sequence[str], steps: int = 16,
 
     Returns:
         One float64 array per molecule (one value per atom), or
-        :obj:`None` for a molecule the model cannot read (the prediction
+        :obj:`None` for a molecule the model cannot read, or whose
+        molecule features cannot be computed (e.g. a SMILES without the
+        values of the feature columns the model reads; the prediction
         says why).
     """
-    from ..data.featurize import FeaturizationError
-    from ..data.molecule_graphs import collate, prepare_graph
+    from ..data.molecule_graphs import collate
+    from ..predict.molecules import SMILES, featurize_molecules
 
     if steps < 1:
         raise ValueError(f'steps must be a positive integer, got {steps}')
-    prepared = []
-    for k, text in enumerate(smiles):
-        try:
-            graph = prepare_graph(text, predictor.featurizer_name,
-                                  predictor.max_nodes)
-            prepared.append((k, graph, canonical_to_input(text)))
-        except (FeaturizationError, ValueError):
-            continue
-    out: list[Optional[np.ndarray]] = [None] * len(smiles)
+    # The graphs (and molecule features) exactly as prediction builds them.
+    chunk = featurize_molecules(molecules, SMILES, predictor.featurizer_name,
+                                predictor.max_nodes,
+                                predictor.molecule_featurizer)
+    prepared = [(k, graph, canonical_to_input(chunk.smiles[k]))
+                for k, graph in zip(chunk.positions, chunk.graphs)]
+    out: list[Optional[np.ndarray]] = [None] * len(molecules)
     per_batch = max(1, batch_size // steps)
     alphas = (torch.arange(steps, dtype=torch.float64) + 0.5) / steps
     for start in range(0, len(prepared), per_batch):

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Optional, Sequence, Union
 
-from .contributions import METHOD, atom_contributions
+from ..predict.molecules import WithColumns
+from .contributions import atom_contributions, describe_method
 from .drawing import NEGATIVE, POSITIVE, drawing_html
 from .page import Column, Row, esc, molecule_table, number, render_page
 from .svg_plots import histogram_svg, parity_svg, roc_svg
@@ -36,6 +37,10 @@ class ReportMolecule:
             empty for a single model.
         error (str, optional): Why it was not predicted.
         target (float, optional): Its measured value, for a labelled input.
+        features (list of str, optional): Its values of the feature
+            columns the model reads, in the model's order (a model trained
+            with :obj:`data.feature_columns`; its atom contributions need
+            them).
     """
     row: int
     smiles: str
@@ -43,6 +48,7 @@ class ReportMolecule:
     stds: list[Optional[float]] = field(default_factory=list)
     error: Optional[str] = None
     target: Optional[float] = None
+    features: Optional[list[str]] = None
 
 
 @dataclass
@@ -157,14 +163,22 @@ def write_prediction_report(path: Union[str, Path],
     shown = _shown_rows(selection)
     steps = options.steps if predictor is not None else 0
     contributions = (atom_contributions(
-        predictor, [m.smiles for m, _ in shown], steps=steps)
+        predictor, [m.smiles if m.features is None
+                    else WithColumns(m.smiles, m.features)
+                    for m, _ in shown], steps=steps)
         if steps and shown else [None] * len(shown))
+    method = describe_method(predictor, steps) if steps else ''
+    columns_read = predictor.feature_columns if steps else []
+    if columns_read and any(m.features is None for m, _ in shown):
+        method += (f'. Molecules without their values of the feature '
+                   f'column(s) {", ".join(columns_read)} that the model reads '
+                   f'are drawn unshaded')
     ranked = columns[options.by] if columns else 'prediction'
     sections = [('Distribution', _plots(selection, ranked, options, task)),
                 ('Molecules', _table(shown, contributions, columns,
                                      options))]
     page = render_page(options.title, sections,
-                       _intro(selection, columns, options, task, steps))
+                       _intro(selection, columns, options, task, method))
     Path(path).write_text(page, encoding='utf-8')
     return selection.total
 
@@ -184,7 +198,7 @@ def _shown_rows(selection: _Selection
 
 
 def _intro(selection: _Selection, columns: Sequence[str],
-           options: ReportOptions, task: str, steps: int) -> str:
+           options: ReportOptions, task: str, method: str) -> str:
     predicted = selection.total - selection.failures
     ranked = columns[options.by] if columns else 'prediction'
     meaning = ('the probability of the positive class' if task == 'binary'
@@ -201,9 +215,9 @@ def _intro(selection: _Selection, columns: Sequence[str],
              f'failed. The distribution covers every predicted molecule; '
              f'the table holds only the rows shown, so that the file stays '
              f'small however large the input.']
-    if steps:
+    if method:
         lines.append(
-            f'Atom shading: {esc(METHOD.format(steps=steps))}. '
+            f'Atom shading: {esc(method)}. '
             f'<span class="legend"><span style="background:{_css(POSITIVE)}">'
             f'</span>raises the prediction<span style="background:'
             f'{_css(NEGATIVE)}"></span>lowers it</span>')
@@ -294,13 +308,17 @@ def _key(value: Optional[float]) -> Optional[str]:
 def molecules_from_csv(path: Union[str, Path], smiles_column: str,
                        num_columns: int, with_std: bool = False,
                        top_file: bool = False,
-                       target_column: Optional[str] = None
+                       target_column: Optional[str] = None,
+                       feature_columns: Sequence[str] = ()
                        ) -> Iterator[ReportMolecule]:
     r"""The molecules of a prediction file written by
     :func:`~graphormer_sepnorm.predict.predict_file`: the input's columns,
     then the :obj:`num_columns` prediction columns (each followed by its
     std if :obj:`with_std`) and the error column; a :obj:`top_file` starts
-    with the input row number and has no error column.
+    with the input row number and has no error column. Each molecule
+    carries its values of the input's :obj:`feature_columns` (those a
+    model trained with :obj:`data.feature_columns` reads; none if the file
+    lacks one of them).
 
     Raises:
         PredictionError: If the file cannot be read or lacks a column.
@@ -327,6 +345,9 @@ def molecules_from_csv(path: Union[str, Path], smiles_column: str,
     smiles_at = offset + inputs.index(smiles_column)
     target_at = (offset + inputs.index(target_column)
                  if target_column is not None else None)
+    features_at = ([offset + inputs.index(name) for name in feature_columns]
+                   if all(name in inputs for name in feature_columns)
+                   else None)
     first = len(header) - trailing
     for position, cells in enumerate(rows, 1):
         fields = [_float(c) for c in cells[first:first + width]]
@@ -335,8 +356,11 @@ def molecules_from_csv(path: Union[str, Path], smiles_column: str,
         error = None if top_file else (cells[-1] or None)
         target = (_float(cells[target_at]) if target_at is not None
                   else None)
+        features = (None if features_at is None or not feature_columns
+                    else [cells[k] for k in features_at])
         yield ReportMolecule(int(cells[0]) if top_file else position,
-                             cells[smiles_at], values, stds, error, target)
+                             cells[smiles_at], values, stds, error, target,
+                             features)
 
 
 def _float(text: str) -> Optional[float]:

@@ -14,9 +14,10 @@ import math
 from pathlib import Path
 from typing import Optional, Union
 
-from .contributions import METHOD, atom_contributions
+from .contributions import atom_contributions, describe_method
 from .drawing import drawing_html
 from .page import Column, Row, esc, molecule_table, number, render_page
+from .run_features import report_molecules
 from .run_smiles import add_test_smiles
 from .svg_plots import lines_svg, parity_svg, roc_svg
 
@@ -152,11 +153,15 @@ def _worst(rows: list[dict[str, str]], results: dict, run_dir: Path,
     if smiles_key is not None and steps and model.is_file():
         from ..predict import Predictor
         predictor = Predictor.from_checkpoint(model)
-        contributions = atom_contributions(
-            predictor, [r[smiles_key] for r in chosen], steps=steps)
-        note += (f'<p class="note">Atom shading: '
-                f'{esc(METHOD.format(steps=steps))}; red raises the '
-                f'prediction, blue lowers it.</p>')
+        molecules, found = report_molecules(chosen, smiles_key, run_dir,
+                                            predictor.feature_columns)
+        note += found
+        if molecules is not None:
+            contributions = atom_contributions(predictor, molecules,
+                                               steps=steps)
+            note += (f'<p class="note">Atom shading: '
+                     f'{esc(describe_method(predictor, steps))}; red raises '
+                     f'the prediction, blue lowers it.</p>')
     ids = [k for k in rows[0] if k not in (smiles_key, label, predicted)
            and not k.endswith('_prediction')
            and k not in (results.get('targets') or [])]

@@ -11,7 +11,7 @@ from typing import Optional
 
 from .page import esc
 
-__all__ = ['add_test_smiles', 'SMILES_KEY']
+__all__ = ['add_test_smiles', 'data_config', 'SMILES_KEY']
 
 #: The column :func:`add_test_smiles` adds to the rows.
 SMILES_KEY = 'smiles'
@@ -34,7 +34,7 @@ def add_test_smiles(rows: list[dict[str, str]], label: str, run_dir: Path
             training).
     """
     from ..data.datasets.split_smiles import smiles_files, split_molecules
-    data = _data_config(run_dir)
+    data = data_config(run_dir)
     name = data.get('name')
     folders = [data[k] for k in ('raw_source', 'root') if data.get(k)]
     missing = ('<p class="note">The test predictions carry no SMILES, so '
@@ -63,7 +63,9 @@ def add_test_smiles(rows: list[dict[str, str]], label: str, run_dir: Path
                         f'matches).</p>')
 
 
-def _data_config(run_dir: Path) -> dict:
+def data_config(run_dir: Path) -> dict:
+    r"""The :obj:`data` section of the :obj:`config.yaml` of the run in
+    :obj:`run_dir` (empty if there is none)."""
     config = run_dir / 'config.yaml'
     if not config.is_file():
         return {}
