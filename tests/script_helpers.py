@@ -1,9 +1,15 @@
 """Helpers of the tests that run the scripts (training, pretraining):
-a subprocess with a clean environment and the metrics.csv rows it wrote."""
+a subprocess with a clean environment, the metrics.csv rows it wrote, a
+model small enough for CPU tests and a two-step ``train --csv``."""
 import csv
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+#: A model small enough for CPU tests (about 4k parameters).
+TINY_MODEL = ['model.num_layers=1', 'model.hidden_channels=16',
+              'model.ffn_channels=16', 'model.num_heads=2']
 
 
 def metrics_rows(run_dir) -> list[dict]:
@@ -48,3 +54,21 @@ def run_script(script: str, *args: str, cwd=None, timeout: float = 240,
     return subprocess.run([sys.executable, script, *args], cwd=cwd,
                           capture_output=True, text=True, timeout=timeout,
                           env=full_env)
+
+
+def train_csv_two_steps(csv_path: Path, *options: str) -> Path:
+    """Two steps of ``train --csv CSV_PATH --targets y`` in batches of 32
+    with :data:`TINY_MODEL`, its ``id`` column as the molecule ids, data and
+    runs beside the CSV; :obj:`options` come first (e.g.
+    ``--molecule-features``, ``data.feature_columns=[...]``). The run
+    directory."""
+    from graphormer_sepnorm.cli.train import train_main
+    folder = csv_path.parent
+    status = train_main([
+        '--csv', str(csv_path), '--targets', 'y', *options,
+        'data.id_column=id', f'data.root={folder / "data"}',
+        f'output_dir={folder / "runs"}', 'train.max_steps=2',
+        'data.batch_size=32', 'optim.warmup_steps=1',
+        'train.progress_bar=false', 'train.num_threads=1', *TINY_MODEL])
+    assert status == 0
+    return folder / 'runs' / f'{csv_path.stem}_sep_seed0'

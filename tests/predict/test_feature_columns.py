@@ -13,12 +13,12 @@ import torch
 
 from graphormer_sepnorm.checkpoint import load_model, save_model
 from graphormer_sepnorm.cli import predict as cli
-from graphormer_sepnorm.cli.train import train_main
 from graphormer_sepnorm.predict import Predictor, PredictionError
 from graphormer_sepnorm.training.evaluate import (load_checkpoint_split,
                                                   predict_split)
 
 from predict_helpers import one_thread, read_csv, zinc, zinc_ckpt  # noqa
+from script_helpers import train_csv_two_steps
 
 #: Rows of the training CSV whose feature cell cannot be used: training
 #: leaves them out, prediction gives them an error row.
@@ -52,17 +52,8 @@ def training_csv(zinc_property_frame, tmp_path_factory):
 def run_dir(training_csv):
     """Two steps of train --csv with data.feature_columns=[assay,mw] and a
     one-layer model."""
-    folder = training_csv.parent
-    status = train_main([
-        '--csv', str(training_csv), '--targets', 'y',
-        'data.feature_columns=[assay,mw]', 'data.id_column=id',
-        f'data.root={folder / "data"}', f'output_dir={folder / "runs"}',
-        'train.max_steps=2', 'data.batch_size=32', 'optim.warmup_steps=1',
-        'train.progress_bar=false', 'train.num_threads=1',
-        'model.num_layers=1', 'model.hidden_channels=16',
-        'model.ffn_channels=16', 'model.num_heads=2'])
-    assert status == 0
-    return folder / 'runs' / 'assays_sep_seed0'
+    return train_csv_two_steps(training_csv,
+                               'data.feature_columns=[assay,mw]')
 
 
 @pytest.fixture(scope='module')

@@ -5,14 +5,13 @@ from pathlib import Path
 from rdkit import Chem
 
 from conftest import REPO, shared_path
+from script_helpers import TINY_MODEL as TINY_ENCODER
 
 PRETRAIN = str(REPO / 'scripts' / 'pretrain.py')
 CONFIG = str(REPO / 'configs' / 'pretrain' / 'sepnorm.yaml')
 
 #: A model small enough for CPU tests.
-TINY_MODEL = ['model.num_layers=1', 'model.hidden_channels=16',
-              'model.ffn_channels=16', 'model.num_heads=2',
-              'model.multi_hop_max_dist=3']
+TINY_MODEL = [*TINY_ENCODER, 'model.multi_hop_max_dist=3']
 
 
 def write_corpus(folder: Path, train: int = 200, val: int = 40) -> Path:

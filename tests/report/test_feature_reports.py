@@ -13,7 +13,6 @@ import torch
 
 from graphormer_sepnorm.checkpoint import read_card
 from graphormer_sepnorm.cli.predict import predict_main
-from graphormer_sepnorm.cli.train import train_main
 from graphormer_sepnorm.data.molecule_features import MoleculeFeaturizer
 from graphormer_sepnorm.data.molecule_graphs import collate, prepare_graph
 from graphormer_sepnorm.predict import Predictor
@@ -24,6 +23,8 @@ from graphormer_sepnorm.report.drawing import drawing_html
 from graphormer_sepnorm.report.prediction_report import (
     ReportMolecule, ReportOptions, write_prediction_report)
 from graphormer_sepnorm.report.run_report import write_run_report
+
+from script_helpers import train_csv_two_steps
 
 #: The shading note of a model with molecule features, as the page escapes
 #: it.
@@ -40,17 +41,8 @@ def run_dir(zinc_property_frame, tmp_path_factory):
     frame.insert(0, 'id', [f'mol{k}' for k in range(len(frame))])
     frame['assay'] = np.random.default_rng(0).normal(0, 3, len(frame)).round(4)
     frame.to_csv(folder / 'assays.csv', index=False)
-    status = train_main([
-        '--csv', str(folder / 'assays.csv'), '--targets', 'y',
-        '--molecule-features', 'rdkit2d', 'data.feature_columns=[assay]',
-        'data.id_column=id', f'data.root={folder / "data"}',
-        f'output_dir={folder / "runs"}', 'train.max_steps=2',
-        'data.batch_size=32', 'optim.warmup_steps=1',
-        'train.progress_bar=false', 'train.num_threads=1',
-        'model.num_layers=1', 'model.hidden_channels=16',
-        'model.ffn_channels=16', 'model.num_heads=2'])
-    assert status == 0
-    return folder / 'runs' / 'assays_sep_seed0'
+    return train_csv_two_steps(folder / 'assays.csv', '--molecule-features',
+                               'rdkit2d', 'data.feature_columns=[assay]')
 
 
 @pytest.fixture(scope='module')

@@ -5,17 +5,14 @@ from pathlib import Path
 
 from safetensors.torch import load_file
 
-from script_helpers import (assert_rows_close, metric_values,  # noqa: F401
-                            metrics_rows, run_script, without_time)
+from script_helpers import (TINY_MODEL, assert_rows_close,  # noqa: F401
+                            metric_values, metrics_rows, run_script,
+                            without_time)
 
 REPO = Path(__file__).resolve().parents[2]
 TRAIN = str(REPO / 'scripts' / 'train.py')
 EVALUATE = str(REPO / 'scripts' / 'evaluate.py')
 CONFIGS = REPO / 'configs'
-
-#: A model small enough for CPU tests (about 4k parameters).
-TINY_MODEL = ['model.num_layers=1', 'model.hidden_channels=16',
-              'model.ffn_channels=16', 'model.num_heads=2']
 
 #: ZINC: 64 training graphs in batches of 16 = 4 steps per epoch, validated
 #: every epoch.
