@@ -100,11 +100,11 @@ def update_readmes(readmes: list, groups, figures: list, geometry,
                          f"{begin!r} and {end!r} where it belongs")
 
 
-def best_from_smiles(runs: str, reach: str) -> list:
-    r"""The sets of best from SMILES from the final runs below :obj:`runs`
-    and the reach runs below :obj:`reach` (none if that folder is
-    missing)."""
-    everything = load_runs(runs)
+def best_from_smiles(final_runs: list, reach: str) -> list:
+    r"""The sets of best from SMILES from :obj:`final_runs` (as
+    :func:`load_runs` read them) and the reach runs below :obj:`reach`
+    (none if that folder is missing)."""
+    everything = list(final_runs)
     if Path(reach).is_dir():
         everything += load_runs(reach)
     return from_smiles_sets(everything)
@@ -161,7 +161,8 @@ def main(argv=None) -> int:
             print(f'wrote {Path(args.tuning) / "TRIALS.md"}; no final runs '
                   f'in {args.runs} yet, so no results table')
             return 0
-        groups = group_runs(load_runs(args.runs))
+        final_runs = load_runs(args.runs)
+        groups = group_runs(final_runs)
         geometry = (json.loads(Path(args.geometry).read_text())
                     if args.geometry else None)
     except FileNotFoundError as error:
@@ -181,7 +182,7 @@ def main(argv=None) -> int:
     if readmes:
         try:
             update_readmes(readmes, groups, figures, geometry,
-                           best_from_smiles(args.runs, args.reach))
+                           best_from_smiles(final_runs, args.reach))
         except (ValueError, FileNotFoundError) as error:
             print(f'error: {error}', file=sys.stderr)
             return 2
