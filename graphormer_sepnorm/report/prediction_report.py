@@ -346,7 +346,8 @@ def molecules_from_csv(path: Union[str, Path], smiles_column: str,
     target_at = (offset + inputs.index(target_column)
                  if target_column is not None else None)
     features_at = ([offset + inputs.index(name) for name in feature_columns]
-                   if all(name in inputs for name in feature_columns)
+                   if feature_columns and all(name in inputs
+                                              for name in feature_columns)
                    else None)
     first = len(header) - trailing
     for position, cells in enumerate(rows, 1):
@@ -356,7 +357,7 @@ def molecules_from_csv(path: Union[str, Path], smiles_column: str,
         error = None if top_file else (cells[-1] or None)
         target = (_float(cells[target_at]) if target_at is not None
                   else None)
-        features = (None if features_at is None or not feature_columns
+        features = (None if features_at is None
                     else [cells[k] for k in features_at])
         yield ReportMolecule(int(cells[0]) if top_file else position,
                              cells[smiles_at], values, stds, error, target,
