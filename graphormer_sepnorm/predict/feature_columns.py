@@ -63,8 +63,9 @@ def column_positions(header: Sequence[str], columns: Sequence[str],
             :obj:`"sdf"`.
 
     Raises:
-        PredictionError: The input lacks some of the columns (the message
-            names them, and the fix); a SMILES or SDF input has none.
+        PredictionError: The input lacks some of the columns or holds one
+            twice (the message names them, and the fix); a SMILES or SDF
+            input has none.
     """
     if not columns:
         return None
@@ -80,6 +81,13 @@ def column_positions(header: Sequence[str], columns: Sequence[str],
             f"{source} has no column(s) {', '.join(map(repr, missing))} "
             f"(columns present: {present}), but {_reads(columns)}: add them "
             f"to the file, with the meaning and units of the training CSV")
+    twice = [name for name in columns if list(header).count(name) > 1]
+    if twice:
+        raise PredictionError(
+            f"{source} has more than one column named "
+            f"{', '.join(map(repr, twice))}, so which holds the values is "
+            f"not known, and {_reads(columns)}: keep one column of each "
+            f"name")
     return [list(header).index(name) for name in columns]
 
 

@@ -100,7 +100,8 @@ def stream_chunks(function: ChunkFunction, chunks: Iterable[Chunk],
         for chunk in chunks:
             yield chunk, work(chunk.molecules, chunk.kind)
         return
-    for chunk, result in _stream_in_workers(work, chunks, workers):
+    for chunk, result in _stream_in_workers(work, chunks, workers,
+                                            lookahead[0]):
         yield chunk, here(result)
 
 
@@ -119,10 +120,13 @@ class _Then:
 
 
 def _stream_in_workers(function: ChunkFunction, chunks: Iterator[Chunk],
-                       workers: int) -> Iterator[tuple[Chunk, Result]]:
+                       workers: int, first: Chunk
+                       ) -> Iterator[tuple[Chunk, Result]]:
     # Load the Numba-compiled code (shortest paths, the model's path walk)
-    # once here rather than in every worker: about 0.7 s each.
-    function(['CC'], SMILES)
+    # once here rather than in every worker: about 0.7 s each. The input's
+    # first molecule is one the function takes (a fixed SMILES would be an
+    # error row for a model that reads feature columns, loading nothing).
+    function(first.molecules[:1], first.kind)
     global _WORKER_FUNCTION
     _WORKER_FUNCTION = function  # Inherited by the forked workers.
     pool = concurrent.futures.ProcessPoolExecutor(

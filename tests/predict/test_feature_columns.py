@@ -151,6 +151,22 @@ def test_a_missing_column_is_one_error_before_any_work(
     assert not out.exists()
 
 
+def test_a_column_named_twice_is_refused(predictor, training_csv,
+                                         tmp_path):
+    # Two 'mw' columns with other values: which one the training CSV's
+    # column was is not known, so neither is read.
+    frame = pd.read_csv(training_csv, dtype=str, keep_default_na=False)
+    lines = frame.to_csv(index=False).splitlines()
+    src = tmp_path / 'mw_twice.csv'
+    src.write_text('\n'.join([lines[0] + ',mw'] +
+                             [line + ',1.0' for line in lines[1:]]) + '\n')
+    out = tmp_path / 'out.csv'
+    with pytest.raises(PredictionError, match=r"more than one column named "
+                       r"'mw'.*keep one column of each name"):
+        predictor.predict_file(src, out, num_workers=0, progress=False)
+    assert not out.exists()
+
+
 def test_smiles_alone_is_a_clear_error(predictor, tmp_path, capsys):
     smi = tmp_path / 'library.smi'
     smi.write_text('CCO ethanol\nc1ccccc1O phenol\n')

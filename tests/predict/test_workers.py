@@ -8,6 +8,7 @@ import torch
 
 from graphormer_sepnorm.predict import PredictionError
 from graphormer_sepnorm.predict import workers as workers_module
+from graphormer_sepnorm.predict.molecules import WithColumns
 from graphormer_sepnorm.predict.workers import Chunk, stream_chunks
 
 from predict_helpers import one_thread, zinc, zinc_ckpt, zinc_smiles  # noqa
@@ -42,6 +43,26 @@ def test_chunks_in_flight_are_bounded(zinc, zinc_smiles):
         assert [p.smiles for p in predictions] == \
             zinc_smiles[chunk.context:chunk.context + 10]
     assert seen == list(range(0, 200, 10))
+
+
+def test_workers_warm_up_on_the_inputs_first_molecule():
+    # This process runs the function once before forking the workers, so
+    # that they inherit its loaded code; on a molecule the function takes:
+    # a fixed SMILES would be an error row for a model that reads feature
+    # columns, and an SDF input's molecules are records.
+    calls = []
+
+    def function(molecules, kind):
+        calls.append((list(molecules), kind))
+        return [m.text for m in molecules]
+
+    chunks = [Chunk([WithColumns(f'C{"C" * k}O', [float(k)])
+                     for k in range(start, start + 3)], kind='sdf')
+              for start in (0, 3, 6)]
+    results = list(stream_chunks(function, chunks, num_workers=2))
+    assert calls == [([chunks[0].molecules[0]], 'sdf')]
+    assert [r for _, r in results] == [
+        [m.text for m in c.molecules] for c in chunks]
 
 
 def test_workers_only_for_more_than_one_chunk():
