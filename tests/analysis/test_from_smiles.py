@@ -1,4 +1,4 @@
-"""benchmarks/analysis/from_smiles.py: best from SMILES, per set, against
+"""benchmarks/analysis/from_smiles/: best from SMILES, per set, against
 chemprop's default. Welch's test is checked against scipy's
 ttest_ind(equal_var=False) and the Welch-Satterthwaite interval by hand;
 the committed blocks against the committed runs."""
