@@ -4,7 +4,6 @@ the goal line, the note under the tables and the one line of
 :mod:`.rows`."""
 from __future__ import annotations
 
-import statistics
 from typing import Optional, Sequence
 
 from graphormer_sepnorm.models import NORM_NAMES
@@ -13,8 +12,8 @@ from ..comparisons import Comparison, p_text
 from ..reach import Paired
 from ..results import mean_std, metric_title, metric_units
 from ..runs import test_protocol_of
-from .rows import (GOAL, PER_SEED_SPLITS, Row, SetResult, goal_counts,
-                   goal_met)
+from .rows import (GOAL, PER_SEED_SPLITS, Row, SetResult, budget_counts,
+                   goal_counts, goal_met)
 
 
 #: How each test protocol reads in a cell.
@@ -33,8 +32,10 @@ def _cells(row: Row, s: SetResult) -> list[str]:
     molecules = sorted({(r.get('molecules') or {}).get('test', {}).get(
         'scored') or (r.get('split_sizes') or {}).get('test')
         for r in row.runs} - {None})
-    minutes = statistics.fmean((r.get('cpu_time_s') or r['wall_time_s'])
-                               / 60 for r in row.runs)
+    minutes = f'{row.minutes:.1f}'
+    ratio = s.minutes_ratio(row)
+    if ratio is not None:
+        minutes += f' ({ratio:.2f}×)'
     scored = ' / '.join(sorted({_SCORED.get(test_protocol_of(r), '?')
                                 for r in row.runs}))
     against = ('reference' if row is s.reference else
@@ -46,7 +47,7 @@ def _cells(row: Row, s: SetResult) -> list[str]:
     return [label, norm,
             f"{','.join(str(r['seed']) for r in row.runs)} ({len(row.runs)})",
             '/'.join(f'{m:,}' for m in molecules) or '—',
-            mean_std(row.test, scale, digits), f'{minutes:.1f}', scored,
+            mean_std(row.test, scale, digits), minutes, scored,
             against, by_seed]
 
 
@@ -85,8 +86,9 @@ def _split_line(s: SetResult) -> str:
 def set_table(s: SetResult) -> str:
     r"""One set's markdown table: per row the chosen norm with the mean
     validation of each norm, seeds, test molecules per run, test metric
-    (mean ± std), CPU minutes per run, how test was scored, and the
-    difference from chemprop's default (Welch; paired by seed where the
+    (mean ± std), CPU minutes per run (with its ratio to chemprop's
+    default's, :meth:`~.rows.SetResult.minutes_ratio`), how test was
+    scored, and the difference from chemprop's default (Welch; paired by seed where the
     seeds are splits)."""
     lines = [_split_line(s),
              '| row | norm: mean validation, chosen first | seeds (n) | '
@@ -98,14 +100,25 @@ def set_table(s: SetResult) -> str:
     return '\n'.join(lines) + '\n'
 
 
+def _ratios(ratios: dict[str, float]) -> str:
+    return ', '.join(f'{name} {r:.2f}×' for name, r in ratios.items()) \
+        or 'none'
+
+
 def goal_line(sets: Sequence[SetResult]) -> str:
-    r"""The goal's verdict in a sentence."""
+    r"""The goal's verdict in a sentence, then, beside it, whether the row
+    it reads keeps to issue 45's same budget (:func:`~.rows.budget_counts`)
+    in another."""
     better, significant = goal_counts(sets)
+    within, over = budget_counts(sets)
     return (f"Goal ({GOAL}): {'met' if goal_met(sets) else 'not met'}; our "
             f"row of the best mean validation is better on {len(better)} of "
             f"{len(sets)} sets ({', '.join(better) or 'none'}), "
             f"significantly on {len(significant)} "
-            f"({', '.join(significant) or 'none'}).\n")
+            f"({', '.join(significant) or 'none'}). Same budget (issue 45, "
+            f"not part of the goal): that row is within chemprop's default's "
+            f"CPU minutes per run on {len(within)} of {len(sets)} sets "
+            f"({_ratios(within)}), over on {len(over)} ({_ratios(over)}).\n")
 
 
 def from_smiles_markdown(sets: Sequence[SetResult]) -> str:
@@ -133,12 +146,16 @@ def from_smiles_markdown(sets: Sequence[SetResult]) -> str:
             + (' Not in these rows: ' + '; '.join(left_out) + '.'
                if left_out else '')
             + ' CPU minutes: ' + (', '.join(hardware) or 'unknown hardware')
-            + ', one thread per run.\n')
+            + ', one thread per run; in brackets, the row\'s mean CPU minutes '
+            'per run over chemprop\'s default\'s on the same set'
+            + (' and hardware' if len(hardware) == 1 else '')
+            + ' (issue 45\'s same budget: 1× or less).\n')
 
 
 def from_smiles_summary(sets: Sequence[SetResult]) -> str:
     r"""The one line of ``README.md``: per set our best row minus chemprop's
-    default (Welch p) and the goal's verdict."""
+    default (Welch p), the goal's verdict and on how many sets that row is
+    within chemprop's CPU minutes per run (issue 45's same budget)."""
     parts = []
     for s in sets:
         if s.best is None:
@@ -147,11 +164,13 @@ def from_smiles_summary(sets: Sequence[SetResult]) -> str:
         scale, digits = metric_units(s.metric)
         d = s.best.against
         parts.append(f'{s.short} {d.difference * scale:+.{digits}f} '
-                     f'({p_text(d.p_value)})')
+                     f'({p_text(d.p_value, named=False)})')
     better, significant = goal_counts(sets)
-    return ("Best from SMILES, our best-validation row − chemprop's default "
-            "([Welch](benchmarks/README.md#best-from-smiles); ROC-AUC points"
-            ", ZINC MAE): " + ', '.join(parts)
+    within, _ = budget_counts(sets)
+    return ("Best from SMILES, our best-validation row − chemprop default "
+            "(ROC-AUC points, MAE; [Welch p](benchmarks/README.md"
+            "#best-from-smiles)): " + ', '.join(parts)
             + f": better on {len(better)} of {len(sets)}, significantly on "
             f"{len(significant)}; goal "
-            f"{'met' if goal_met(sets) else 'not met'}.\n")
+            f"{'met' if goal_met(sets) else 'not met'}; within chemprop's "
+            f"CPU time on {len(within)}.\n")

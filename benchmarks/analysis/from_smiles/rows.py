@@ -98,6 +98,17 @@ class Row:
     def test(self) -> list[float]:
         return [r['test_metric_at_best_val'] for r in self.runs]
 
+    @property
+    def minutes(self) -> float:
+        r"""Mean CPU minutes per run (a run's wall-clock time where it
+        recorded no CPU time).
+
+        Raises:
+            statistics.StatisticsError: The row has no runs.
+        """
+        return statistics.fmean((r.get('cpu_time_s') or r['wall_time_s'])
+                                / 60 for r in self.runs)
+
 
 @dataclass
 class SetResult:
@@ -136,6 +147,16 @@ class SetResult:
         r"""Whether :obj:`row`'s mean test metric beats the reference's."""
         d = row.against.difference
         return d > 0 if self.higher_is_better else d < 0
+
+    def minutes_ratio(self, row: Row) -> Optional[float]:
+        r""":obj:`row`'s mean CPU minutes per run (:attr:`Row.minutes`) over
+        the reference's: issue 45's same budget where at most 1.
+        :obj:`None` for the reference itself, a row without runs, or a set
+        without reference runs."""
+        reference = self.reference
+        if reference is None or row is reference or not row.runs:
+            return None
+        return row.minutes / reference.minutes
 
 
 def choose_family(method: str, runs: Sequence[dict],
@@ -249,3 +270,19 @@ def goal_met(sets: Sequence[SetResult]) -> bool:
     better, significant = goal_counts(sets)
     return (len(better) == len(sets)
             and len(significant) >= GOAL_SIGNIFICANT)
+
+
+def budget_counts(sets: Sequence[SetResult]
+                  ) -> tuple[dict[str, float], dict[str, float]]:
+    r"""Issue 45's same budget for our best row of each set
+    (:attr:`SetResult.best`): its CPU minutes per run over chemprop's
+    default's (:meth:`SetResult.minutes_ratio`), by the set's short name,
+    for the sets where it is within them (at most 1) and for those where it
+    is over. Sets without a best row are in neither."""
+    within: dict[str, float] = {}
+    over: dict[str, float] = {}
+    for s in sets:
+        if s.best is not None:
+            ratio = s.minutes_ratio(s.best)
+            (within if ratio <= 1 else over)[s.short] = ratio
+    return within, over
