@@ -114,7 +114,7 @@ def reach_table(sets: dict[str, dict[str, list[dict]]],
     r"""The markdown table: per set, test ROC-AUC (%) mean ± std over seeds
     of the probe and of each method of :data:`METHODS` (the plain ones:
     runs with molecule features are left to
-    ``benchmarks/analysis/from_smiles.py``), the paired fine-tuned −
+    ``benchmarks/analysis/from_smiles/``), the paired fine-tuned −
     scratch difference, and CPU minutes per run."""
     lines = ['| set | seeds | linear probe of the 39 descriptors | ' +
              ' | '.join(METHODS.values()) +

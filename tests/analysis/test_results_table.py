@@ -562,7 +562,7 @@ def test_best_from_smiles_blocks_read_the_reach_runs_too(runs, tmp_path,
     assert from_smiles_markdown(sets) in text
     assert from_smiles_summary(sets) in text
     # 70.5 − 79.5; t = -0.09 / 0.0070711 on 2 dof: p = 1 - |t| / sqrt(2 + t^2)
-    assert 'Tox21 -9.00 (p = 0.006)' in text
+    assert 'Tox21 -9.00 (0.006)' in text
 
 
 def test_committed_readme_summary_is_the_committed_runs():

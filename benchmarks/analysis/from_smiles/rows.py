@@ -1,18 +1,7 @@
-r"""Best from SMILES: per set (:data:`SETS`), every method that reads the
-molecules' SMILES (:mod:`~benchmarks.analysis.methods`: Graphormer from
-scratch, fine-tuned from the backbone, each with molecule features, and
-chemprop's D-MPNN with and without its own) against chemprop's default
-D-MPNN, and whether our best row beats it (:data:`GOAL`).
-
-Each Graphormer method shows the norm (SepNorm or ShareNorm) of the best
-mean **validation** metric over its seeds, never test; the row the goal
-reads is ours of the best mean validation. Differences are our row minus
-chemprop's default: Welch's interval and test, on the test molecules every
-run of both predicted where one split serves every seed (MolHIV's OGB
-split, ZINC-subset's), on each run's own test split where each seed is its
-own scaffold split (:data:`PER_SEED_SPLITS`), which also gives the
-difference paired by seed. A row without runs reads "not run".
-"""
+r"""Best from SMILES, the rows: per set (:data:`SETS`) the runs of each
+method, the norm each Graphormer row shows, its difference from
+chemprop's default, and the goal's counts (:data:`GOAL`); the package
+docstring (:mod:`benchmarks.analysis.from_smiles`) says how."""
 from __future__ import annotations
 
 import statistics
@@ -20,12 +9,10 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from graphormer_sepnorm.models import NORM_NAMES
-from graphormer_sepnorm.training.run_results import TEST_PROTOCOLS
-from .comparisons import Comparison, contrast, p_text, welch
-from .methods import PLAIN, method_of
-from .reach import Paired, paired
-from .results import mean_std, metric_title, metric_units
-from .runs import Group, dataset_of, test_protocol_of
+from ..comparisons import Comparison, contrast, welch
+from ..methods import PLAIN, method_of
+from ..reach import Paired, paired
+from ..runs import Group, dataset_of
 
 #: The sets, by the benchmark their runs record (:func:`dataset_of`), with
 #: their titles, in table order.
@@ -111,6 +98,17 @@ class Row:
     def test(self) -> list[float]:
         return [r['test_metric_at_best_val'] for r in self.runs]
 
+    @property
+    def minutes(self) -> float:
+        r"""Mean CPU minutes per run (a run's wall-clock time where it
+        recorded no CPU time).
+
+        Raises:
+            statistics.StatisticsError: The row has no runs.
+        """
+        return statistics.fmean((r.get('cpu_time_s') or r['wall_time_s'])
+                                / 60 for r in self.runs)
+
 
 @dataclass
 class SetResult:
@@ -149,6 +147,16 @@ class SetResult:
         r"""Whether :obj:`row`'s mean test metric beats the reference's."""
         d = row.against.difference
         return d > 0 if self.higher_is_better else d < 0
+
+    def minutes_ratio(self, row: Row) -> Optional[float]:
+        r""":obj:`row`'s mean CPU minutes per run (:attr:`Row.minutes`) over
+        the reference's: issue 45's same budget where at most 1.
+        :obj:`None` for the reference itself, a row without runs, or a set
+        without reference runs."""
+        reference = self.reference
+        if reference is None or row is reference or not row.runs:
+            return None
+        return row.minutes / reference.minutes
 
 
 def choose_family(method: str, runs: Sequence[dict],
@@ -247,87 +255,6 @@ def from_smiles_sets(runs: Sequence[dict]) -> list[SetResult]:
     return [set_result(key, methods) for key, methods in by_set.items()]
 
 
-#: How each test protocol reads in a cell.
-_SCORED = {TEST_PROTOCOLS['end']: 'once, at the end',
-           TEST_PROTOCOLS['every_validation']: 'at every validation'}
-
-
-def _cells(row: Row, s: SetResult) -> list[str]:
-    if not row.runs:
-        return [row.label, '—', 'not run'] + ['—'] * 6
-    scale, digits = metric_units(s.metric)
-    norm = '—'
-    if row.norm is not None:
-        norm = '; '.join(f'{NORM_NAMES[n]} {v * scale:.{digits}f}'
-                         for n, v in row.validation.items())
-    molecules = sorted({(r.get('molecules') or {}).get('test', {}).get(
-        'scored') or (r.get('split_sizes') or {}).get('test')
-        for r in row.runs} - {None})
-    minutes = statistics.fmean((r.get('cpu_time_s') or r['wall_time_s'])
-                               / 60 for r in row.runs)
-    scored = ' / '.join(sorted({_SCORED.get(test_protocol_of(r), '?')
-                                for r in row.runs}))
-    against = ('reference' if row is s.reference else
-               _difference(row.against, scale, digits, row.common, s.key))
-    by_seed = (_paired(row.by_seed, scale, digits)
-               if s.key in PER_SEED_SPLITS and row is not s.reference
-               else '—')
-    label = f'**{row.label}**' if row is s.best else row.label
-    return [label, norm,
-            f"{','.join(str(r['seed']) for r in row.runs)} ({len(row.runs)})",
-            '/'.join(f'{m:,}' for m in molecules) or '—',
-            mean_std(row.test, scale, digits), f'{minutes:.1f}', scored,
-            against, by_seed]
-
-
-def _difference(c: Optional[Comparison], scale: float, digits: int,
-                common: Optional[int], key: str) -> str:
-    if c is None:
-        return '—'
-    where = (f'{common:,} common' if common is not None else
-             "each seed's split" if key in PER_SEED_SPLITS
-             else "each run's own")
-    return (f'{c.difference * scale:+.{digits}f} [{c.low * scale:+.{digits}f}'
-            f', {c.high * scale:+.{digits}f}], {p_text(c.p_value)} '
-            f'({where})')
-
-
-def _paired(c: Optional[Paired], scale: float, digits: int) -> str:
-    if c is None:
-        return '—'
-    return (f'{c.mean * scale:+.{digits}f} [{c.low * scale:+.{digits}f}, '
-            f'{c.high * scale:+.{digits}f}], {p_text(c.p_value)}')
-
-
-def _split_line(s: SetResult) -> str:
-    metric = (f"test {metric_title(s.metric)}, "
-              f"{'higher' if s.higher_is_better else 'lower'} is better"
-              if s.metric else 'no runs yet')
-    split = ('each seed its own scaffold split, shared by every row of '
-             'that seed: Welch as the goal asks, and paired by seed'
-             if s.key in PER_SEED_SPLITS else
-             'one split for every seed: Welch, on the test molecules every '
-             'run of both rows predicted (where their ids name the same '
-             'molecules)')
-    return f'**{s.title}** (`{s.key}`; {metric}; {split}):\n'
-
-
-def set_table(s: SetResult) -> str:
-    r"""One set's markdown table: per row the chosen norm with the mean
-    validation of each norm, seeds, test molecules per run, test metric
-    (mean ± std), CPU minutes per run, how test was scored, and the
-    difference from chemprop's default (Welch; paired by seed where the
-    seeds are splits)."""
-    lines = [_split_line(s),
-             '| row | norm: mean validation, chosen first | seeds (n) | '
-             'test molecules per run | test, mean ± std | CPU min per run '
-             '| test scored | − chemprop default [95% CI], Welch | − chemprop '
-             'default, paired by seed [95% CI] |',
-             '| --- | --- | --- | ---: | ---: | ---: | --- | --- | --- |']
-    lines += ['| ' + ' | '.join(_cells(row, s)) + ' |' for row in s.rows]
-    return '\n'.join(lines) + '\n'
-
-
 def goal_counts(sets: Sequence[SetResult]) -> tuple[list[str], list[str]]:
     r"""The short names of the sets where our best row (:attr:`SetResult.best`)
     beats chemprop's default on the mean test metric, and of those where
@@ -345,60 +272,17 @@ def goal_met(sets: Sequence[SetResult]) -> bool:
             and len(significant) >= GOAL_SIGNIFICANT)
 
 
-def goal_line(sets: Sequence[SetResult]) -> str:
-    r"""The goal's verdict in a sentence."""
-    better, significant = goal_counts(sets)
-    return (f"Goal ({GOAL}): {'met' if goal_met(sets) else 'not met'}; our "
-            f"row of the best mean validation is better on {len(better)} of "
-            f"{len(sets)} sets ({', '.join(better) or 'none'}), "
-            f"significantly on {len(significant)} "
-            f"({', '.join(significant) or 'none'}).\n")
-
-
-def from_smiles_markdown(sets: Sequence[SetResult]) -> str:
-    r"""The generated block of ``benchmarks/README.md``: one table per set
-    (:func:`set_table`), the goal line and how to read them."""
-    left_out = [f"{s.title}: {m} ({n} runs)" for s in sets
-                for m, n in s.left_out.items()]
-    hardware = sorted({r['hardware']['device_name'] for s in sets
-                       for row in s.rows for r in row.runs
-                       if isinstance(r.get('hardware'), dict)})
-    return ('\n'.join(set_table(s) for s in sets) + '\n' + goal_line(sets)
-            + '\nEach Graphormer row shows the norm of the best mean '
-            'validation metric over its seeds (never test); in bold, our row '
-            'of the best mean validation, the one the goal reads. Test: '
-            'mean ± std over seeds at the best-validation checkpoint; '
-            'differences are the row minus chemprop\'s default. Test '
-            'molecules per run: what each run scored (`results.json`); '
-            'chemprop and rows with molecule features leave out the SMILES '
-            'RDKit rejects (MolHIV: 2 of its 4,113 test molecules). '
-            'MolHIV\'s Graphormer rows read OGB\'s graphs, which OGB builds '
-            'from the same SMILES (OGB features); the ZINC-subset rows read '
-            'its SMILES (Graphormer runs on ZINC\'s own graphs are left '
-            'out). "At every validation": older runs computed test beside '
-            'every validation; only the best-validation epoch\'s is read.'
-            + (' Not in these rows: ' + '; '.join(left_out) + '.'
-               if left_out else '')
-            + ' CPU minutes: ' + (', '.join(hardware) or 'unknown hardware')
-            + ', one thread per run.\n')
-
-
-def from_smiles_summary(sets: Sequence[SetResult]) -> str:
-    r"""The one line of ``README.md``: per set our best row minus chemprop's
-    default (Welch p) and the goal's verdict."""
-    parts = []
+def budget_counts(sets: Sequence[SetResult]
+                  ) -> tuple[dict[str, float], dict[str, float]]:
+    r"""Issue 45's same budget for our best row of each set
+    (:attr:`SetResult.best`): its CPU minutes per run over chemprop's
+    default's (:meth:`SetResult.minutes_ratio`), by the set's short name,
+    for the sets where it is within them (at most 1) and for those where it
+    is over. Sets without a best row are in neither."""
+    within: dict[str, float] = {}
+    over: dict[str, float] = {}
     for s in sets:
-        if s.best is None:
-            parts.append(f'{s.short} not run')
-            continue
-        scale, digits = metric_units(s.metric)
-        d = s.best.against
-        parts.append(f'{s.short} {d.difference * scale:+.{digits}f} '
-                     f'({p_text(d.p_value)})')
-    better, significant = goal_counts(sets)
-    return ("Best from SMILES, our best-validation row − chemprop's default "
-            "([Welch](benchmarks/README.md#best-from-smiles); ROC-AUC points"
-            ", ZINC MAE): " + ', '.join(parts)
-            + f": better on {len(better)} of {len(sets)}, significantly on "
-            f"{len(significant)}; goal "
-            f"{'met' if goal_met(sets) else 'not met'}.\n")
+        if s.best is not None:
+            ratio = s.minutes_ratio(s.best)
+            (within if ratio <= 1 else over)[s.short] = ratio
+    return within, over
