@@ -4,7 +4,7 @@ per target, on top of :class:`~graphormer_sepnorm.training.run_module.RunModule`
 from __future__ import annotations
 
 import math
-from typing import Iterable, Optional
+from typing import Any, Optional
 
 import torch
 import torch.nn.functional as F
@@ -15,6 +15,7 @@ from ..data.datasets import TargetScaling, data_info
 from ..data.molecule_features import graph_feature_channels
 from ..models import GraphormerSepNorm
 from .config import model_arguments
+from .layer_lr import layer_lr_groups
 from .metrics import (HIGHER_IS_BETTER, compute_metrics, metric_keys,
                       monitor_metric, tests_every_validation)
 from .run_module import NonFiniteLossError, RunModule, write_history
@@ -96,8 +97,10 @@ class GraphormerLitModule(RunModule):
             self.target_scaling.load_statistics(datamodule.target_mean,
                                                 datamodule.target_std)
 
-    def optimized_parameters(self) -> Iterable[torch.nn.Parameter]:
-        return self.model.parameters()
+    def parameter_groups(self) -> list[dict[str, Any]]:
+        optim = self.config['optim']
+        return layer_lr_groups(self.model, optim['lr'],
+                               optim['layer_lr_decay'])
 
     # ------------------------------------------------------------------
     # Steps

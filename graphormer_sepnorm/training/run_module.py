@@ -12,7 +12,7 @@ import csv
 import math
 import time
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Any, Callable, Optional
 
 import torch
 from lightning.pytorch import LightningModule
@@ -41,7 +41,7 @@ class RunModule(LightningModule):
     :meth:`check_finite`, :meth:`record_train_loss` and
     :meth:`append_history`.
 
-    * AdamW on :meth:`optimized_parameters` with linear warmup and
+    * AdamW on :meth:`parameter_groups` with linear warmup and
       polynomial decay (:obj:`optim.*`), stepped every optimizer step;
     * :attr:`wall_time_s`, :attr:`cpu_time_s` (this process; the budget
       measure on a shared machine) and :attr:`train_time_s` (training
@@ -85,15 +85,16 @@ class RunModule(LightningModule):
     # ------------------------------------------------------------------
     # Optimizer and schedule
 
-    def optimized_parameters(self) -> Iterable[torch.nn.Parameter]:
-        r"""The parameters AdamW trains (default: all of the module)."""
-        return self.parameters()
+    def parameter_groups(self) -> list[dict[str, Any]]:
+        r"""AdamW's parameter groups, the one of :obj:`optim.lr` first
+        (default: every parameter of the module in one group)."""
+        return [{'params': list(self.parameters())}]
 
     def configure_optimizers(self) -> dict:
         optim = self.config['optim']
         # AdamW on every parameter, as fairseq's Adam (decoupled weight
         # decay on all parameters) in Graphormer's recipes.
-        optimizer = torch.optim.AdamW(self.optimized_parameters(),
+        optimizer = torch.optim.AdamW(self.parameter_groups(),
                                       lr=optim['lr'],
                                       betas=tuple(optim['betas']),
                                       eps=optim['eps'],

@@ -150,6 +150,12 @@ class OptimConfig:
         'polynomial decay.', range='>= 0')
     power: float = option(1.0, 'Power of the polynomial decay (1: linear).',
         range='> 0')
+    layer_lr_decay: float = option(1.0, 'Fine-tuning: layer-wise '
+        'learning-rate decay. The prediction head, final norm and '
+        'molecule-feature projection learn at optim.lr, encoder layer i of L '
+        '(from 0) at optim.lr x decay^(L - i), the embeddings at optim.lr x '
+        'decay^(L + 1); the schedule scales every rate alike. 1: one rate '
+        'for all (training/layer_lr.py).', range='(0, 1]')
 
 
 @dataclass

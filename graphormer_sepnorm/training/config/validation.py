@@ -26,7 +26,8 @@ from .schema import (OPTIONS, PRETRAINING_DATA, _SECTIONS,
 
 #: The ranges an option's field may name, as checks of a value.
 _RANGES = {'> 0': lambda v: v > 0, '>= 0': lambda v: v >= 0,
-           '[0, 1)': lambda v: 0.0 <= v < 1.0}
+           '[0, 1)': lambda v: 0.0 <= v < 1.0,
+           '(0, 1]': lambda v: 0.0 < v <= 1.0}
 
 
 def _coerce(option: Option, value: Any) -> Any:
@@ -153,7 +154,7 @@ def _check_ranges(config: dict) -> None:
         value = get_dotted(config, option.key)
         if option.range and value is not None and not _RANGES[option.range](
                 value):
-            where = 'in ' if option.range.startswith('[') else ''
+            where = 'in ' if option.range[0] in '[(' else ''
             raise ConfigError(f"'{option.key}' must be {where}{option.range}"
                               f", got {value}")
     for key in ('data.limit_train', 'data.limit_val', 'data.limit_test'):
@@ -180,6 +181,12 @@ def _check_ranges(config: dict) -> None:
 
 def _check_pretraining(config: dict) -> None:
     pretrain = config['pretrain']
+    if config['optim']['layer_lr_decay'] != 1.0:
+        raise ConfigError(
+            f"'optim.layer_lr_decay' is {config['optim']['layer_lr_decay']}, "
+            f"but it lowers the rates of a trained encoder's layers when "
+            f"fine-tuning, and pretraining trains one from scratch: leave it "
+            f"at 1")
     if not 0.0 < pretrain['mask_rate'] <= 1.0:
         raise ConfigError(f"'pretrain.mask_rate' must be in (0, 1], got "
                           f"{pretrain['mask_rate']}")
