@@ -42,7 +42,8 @@ SLOWEST_FIRST = ('test_readme_blocks.py', 'pretraining/test_run.py',
                  'models/test_compile.py',
                  'training/test_train_e2e.py', 'test_installed_command.py',
                  'training/test_precise_bn.py',
-                 'training/test_molecule_features.py')
+                 'training/test_molecule_features.py',
+                 'training/test_layer_lr.py')
 
 
 def pytest_collection_modifyitems(session, config, items):
