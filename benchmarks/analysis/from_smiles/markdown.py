@@ -149,7 +149,11 @@ def from_smiles_markdown(sets: Sequence[SetResult]) -> str:
             + ', one thread per run; in brackets, the row\'s mean CPU minutes '
             'per run over chemprop\'s default\'s on the same set'
             + (' and hardware' if len(hardware) == 1 else '')
-            + ' (issue 45\'s same budget: 1× or less).\n')
+            + ' (issue 45\'s same budget: 1× or less). The rows ran in '
+            'different working sessions on a shared virtual machine, where '
+            'the same code took up to twice the CPU time per step from one '
+            'session to another: a ratio within a factor of 2 of 1× is not '
+            'settled.\n')
 
 
 def from_smiles_summary(sets: Sequence[SetResult]) -> str:
