@@ -156,8 +156,9 @@ def test_committed_blocks_are_the_runs():
 
 @pytest.mark.skipif(not REACH.is_dir(), reason='no reach runs committed')
 def test_committed_methods_of_a_seed_share_its_test_molecules():
-    # Each seed's split is the same for chemprop, from scratch and
-    # fine-tuned: the written test molecules are the same ids in order.
+    # Each seed's split is the same for every method (chemprop, from
+    # scratch, fine-tuned, each with molecule features or not): the written
+    # test molecules are the same ids in order.
     import csv
     import gzip
     from benchmarks.analysis.runs import load_runs
@@ -167,6 +168,7 @@ def test_committed_methods_of_a_seed_share_its_test_molecules():
                        'rt') as f:
             rows = [r['id'] for r in csv.DictReader(f)]
         ids.setdefault((run['benchmark'], run['seed']), []).append(rows)
-    assert max(len(lists) for lists in ids.values()) == 3
+    assert all(len(lists) >= 3 for (benchmark, _), lists in ids.items()
+               if benchmark in ('clintox', 'sider', 'tox21'))
     for key, lists in ids.items():
         assert all(rows == lists[0] for rows in lists), key
