@@ -88,6 +88,8 @@ def stream_chunks(function: ChunkFunction, chunks: Iterable[Chunk],
     """
     chunks = iter(chunks)
     lookahead = list(_take(chunks, 2))
+    if not lookahead:  # No input: no workers to start, none to warm up.
+        return
     workers = worker_count(num_workers, on_cpu, len(lookahead) > 1)
     chunks = chain(lookahead, chunks)
     if finish is None:

@@ -61,6 +61,8 @@ def test_workers_warm_up_on_the_inputs_first_molecule():
               for start in (0, 3, 6)]
     results = list(stream_chunks(function, chunks, num_workers=2))
     assert calls == [([chunks[0].molecules[0]], 'sdf')]
+    # An empty input, even with workers asked for, yields nothing.
+    assert list(stream_chunks(function, [], num_workers=2)) == []
     assert [r for _, r in results] == [
         [m.text for m in c.molecules] for c in chunks]
 
