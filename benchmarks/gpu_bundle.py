@@ -2,9 +2,9 @@
 r"""Packs what ``benchmarks/gpu_check.py`` needs on a GPU machine without
 internet, beside the repository (both folders are ignored by git):
 
-* ``.whl/``: the wheels its Python (3.12) lacks: rdkit, ogb and ogb's small
-  dependencies (:data:`WHEELS`), which ``benchmarks/device_run.sh``
-  installs for every step;
+* ``.whl/``: the wheels its Python (3.12) lacks: rdkit (slimmed, see
+  :func:`slim_wheel`), ogb and ogb's small dependencies (:data:`WHEELS`),
+  which ``benchmarks/device_run.sh`` installs for every step;
 * ``.whl/reference/``: the Hugging Face reference (:data:`REFERENCE_WHEELS`):
   ``transformers`` before its Graphormer was removed, slimmed to what the
   reference imports (see :func:`slim_wheel`), with the ``huggingface_hub``
@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import base64
 import csv
+import fnmatch
 import hashlib
 import io
 import os
@@ -63,10 +64,18 @@ REFERENCE_DIR = 'reference'
 #: ``__init__.py`` of ``models/`` and ``models/deprecated/`` find their
 #: submodules by listing their folder, so the other models can go.
 SLIM_KEEP_MODELS = ('auto', 'deprecated/graphormer')
-#: Subpackages of ``transformers/`` that nothing the reference runs
-#: imports: task pipelines, the command line (its console scripts go too)
-#: and ONNX export.
-SLIM_DROP = ('pipelines', 'commands', 'onnx')
+#: The members (``fnmatch`` patterns) that :func:`slim_wheel` drops from
+#: each project's wheel, none of which anything on the GPU machine imports.
+#: transformers: task pipelines, the command line (with its console
+#: scripts) and ONNX export. rdkit: ``Contrib/``, whose synthetic
+#: accessibility and natural-product score models are 6.2 of the wheel's
+#: 30.3 MiB (only benchmarks/chem's penalized logP reads them, never on the
+#: device), and the type stubs.
+SLIM_DROP = {
+    'transformers': ('transformers/pipelines/*', 'transformers/commands/*',
+                     'transformers/onnx/*', '*.dist-info/entry_points.txt'),
+    'rdkit': ('rdkit/Contrib/*', 'rdkit-stubs/*'),
+}
 #: The build tag that names a slimmed wheel (a wheel's build tag starts
 #: with a digit); pip installs it as the release it slims.
 SLIM_BUILD = '1slim'
@@ -88,19 +97,14 @@ def download_wheels(target: Path, wheels: list[str],
     subprocess.run(command, check=True)
 
 
-def _slim_keeps(name: str, package: str) -> bool:
+def _slim_keeps(name: str, project: str) -> bool:
     r"""Whether :func:`slim_wheel` keeps the member :obj:`name` of a wheel
-    of :obj:`package`."""
-    parts = name.split('/')
-    if parts[0].endswith('.dist-info'):
-        # The console scripts would run the dropped commands/.
-        return not ('commands' in SLIM_DROP and parts[-1] ==
-                    'entry_points.txt')
-    if parts[0] != package or len(parts) < 3:
-        return True
-    if parts[1] in SLIM_DROP:
+    of :obj:`project`."""
+    if any(fnmatch.fnmatch(name, pattern)
+           for pattern in SLIM_DROP.get(project, ())):
         return False
-    if parts[1] != 'models':
+    parts = name.split('/')
+    if project != 'transformers' or parts[:2] != ['transformers', 'models']:
         return True
     folder = '/'.join(parts[2:-1])
     # Inside a kept model, or directly in a folder above one (the
@@ -116,10 +120,10 @@ def _record_hash(data: bytes) -> str:
 
 
 def slim_wheel(wheel: Path, target: Path) -> Path:
-    r"""Writes into :obj:`target` a copy of the transformers :obj:`wheel`
-    without the models other than :data:`SLIM_KEEP_MODELS` and without the
-    subpackages :data:`SLIM_DROP`; its ``RECORD`` lists exactly the files
-    it holds. Returns its path, named with the build tag
+    r"""Writes into :obj:`target` a copy of :obj:`wheel` without the
+    members its project's :data:`SLIM_DROP` names (and, for transformers,
+    the models other than :data:`SLIM_KEEP_MODELS`); its ``RECORD`` lists
+    exactly the files it holds. Returns its path, named with the build tag
     :data:`SLIM_BUILD` (``transformers-4.57.6-1slim-py3-none-any.whl``),
     which the wheel's ``WHEEL`` file states too."""
     fields = wheel.name[:-len('.whl')].split('-')
@@ -163,14 +167,16 @@ def slim_wheel(wheel: Path, target: Path) -> Path:
     return out
 
 
-def slim_transformers(target: Path) -> None:
-    r"""Replaces the transformers wheel that pip downloaded into
-    :obj:`target` by its slimmed copy (two wheels of one project would stop
-    the install there)."""
-    for wheel in target.glob('transformers-*.whl'):
-        if len(wheel.name.split('-')) == 5:
-            slim_wheel(wheel, target)
-            wheel.unlink()
+def slim_downloaded(target: Path) -> None:
+    r"""Replaces each wheel in :obj:`target` of a project that
+    :data:`SLIM_DROP` names by its slimmed copy (two wheels of one project
+    would stop the install there); wheels slimmed before stay as they
+    are."""
+    for project in SLIM_DROP:
+        for wheel in target.glob(f'{project}-*.whl'):
+            if len(wheel.name.split('-')) == 5:
+                slim_wheel(wheel, target)
+                wheel.unlink()
 
 
 def pack_data(shared: Path, target: Path) -> None:
@@ -205,9 +211,10 @@ def bundle(into: Path, shared: Path, python_version: str = '3.12') -> dict:
     tracked tree's, in MiB."""
     shutil.rmtree(into / '.whl', ignore_errors=True)
     download_wheels(into / '.whl', WHEELS, python_version)
+    slim_downloaded(into / '.whl')
     reference = into / '.whl' / REFERENCE_DIR
     download_wheels(reference, REFERENCE_WHEELS, python_version)
-    slim_transformers(reference)
+    slim_downloaded(reference)
     pack_data(shared, into / '.device-data')
     return {'tracked tree': tracked_mib(), '.whl': mib(into / '.whl'),
             '.device-data': mib(into / '.device-data')}

@@ -1,11 +1,11 @@
 """The tracked tree stays small enough to send to a lent GPU machine: one
-transfer takes at most 64 MiB, and benchmarks/gpu_bundle.py's wheels (35.5
-MiB: rdkit 30.3, tokenizers 3.1, transformers slimmed to its Graphormer
-1.5) and data archive (1.3 MiB, xz) take 37 of them, leaving 27: the files
-git tracks may take at most 24 MiB together, so that what travels stays
-within the 60 MiB the GPU check plans for (benchmarks/README.md). Run weights and
-per-run curve plots stay out of git (benchmarks/README.md says which commit
-holds the weights of the committed runs)."""
+transfer takes at most 64 MiB, and benchmarks/gpu_bundle.py's wheels (28.8
+MiB: rdkit 23.6 without Contrib, tokenizers 3.1, transformers slimmed to its
+Graphormer 1.5) and data archive (1.3 MiB, xz) take 30.1 of them: the files
+git tracks may take at most 29 MiB together, so that what travels stays
+within the 60 MiB the GPU check plans for (benchmarks/README.md). Run
+weights and per-run curve plots stay out of git (benchmarks/README.md says
+which commit holds the weights of the committed runs)."""
 import os
 import subprocess
 from pathlib import Path
@@ -14,7 +14,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 #: The most the tracked files may take together, in bytes.
-LIMIT = 24 * 2 ** 20
+LIMIT = 29 * 2 ** 20
 
 
 def tracked_sizes(repo: Path) -> dict[str, int]:
@@ -46,7 +46,7 @@ def test_sizes_are_counted_by_hand(tmp_path):
                                        'sub/link': len('../a.bin')}
 
 
-def test_tracked_tree_is_at_most_24_mib():
+def test_tracked_tree_is_at_most_29_mib():
     sizes = tracked_sizes(REPO)
     total = sum(sizes.values())
     largest = sorted(sizes, key=sizes.get, reverse=True)[:5]

@@ -1,6 +1,6 @@
-"""benchmarks/gpu_bundle.py's slimmed transformers wheel: on a synthetic
-wheel, which files it keeps and that its RECORD lists exactly them with
-their hashes; and, when .whl/reference/ holds the real wheel (gpu_bundle.py downloads
+"""benchmarks/gpu_bundle.py's slimmed transformers and rdkit wheels: on
+synthetic wheels, which files each keeps and that its RECORD lists exactly
+them with their hashes; and, when .whl/reference/ holds the real wheel (gpu_bundle.py downloads
 it; git ignores it), that the reference Graphormer imports from the slimmed
 one alone and gives our converted model's outputs."""
 import base64
@@ -45,7 +45,7 @@ def record_hash(data: bytes) -> str:
     return 'sha256=' + digest.rstrip(b'=').decode()
 
 
-def write_wheel(path, names) -> None:
+def write_wheel(path, names, dist_info=DIST_INFO) -> None:
     """A wheel holding :obj:`names` (each file's content its name) and a
     RECORD of them all, as pip's wheels have it."""
     rows = []
@@ -56,18 +56,18 @@ def write_wheel(path, names) -> None:
                     else name.encode())
             wheel.writestr(name, data)
             rows.append([name, record_hash(data), str(len(data))])
-        rows.append([f'{DIST_INFO}/RECORD', '', ''])
+        rows.append([f'{dist_info}/RECORD', '', ''])
         text = io.StringIO()
         csv.writer(text, lineterminator='\n').writerows(rows)
-        wheel.writestr(f'{DIST_INFO}/RECORD', text.getvalue())
+        wheel.writestr(f'{dist_info}/RECORD', text.getvalue())
 
 
-def read_wheel(path):
+def read_wheel(path, dist_info=DIST_INFO):
     """The wheel's files with their contents, and its RECORD's rows."""
     with zipfile.ZipFile(path) as wheel:
         files = {name: wheel.read(name) for name in wheel.namelist()}
     rows = list(csv.reader(io.StringIO(
-        files[f'{DIST_INFO}/RECORD'].decode())))
+        files[f'{dist_info}/RECORD'].decode())))
     return files, rows
 
 
@@ -96,16 +96,46 @@ def test_slimmed_wheel_keeps_the_reference_and_a_true_record(tmp_path):
         b'transformers/models/deprecated/graphormer/modeling_graphormer.py')
 
 
-def test_the_downloaded_wheel_is_replaced_by_the_slimmed_one(tmp_path):
+RDKIT_INFO = 'rdkit-2026.9.1.dist-info'
+RDKIT_KEPT = {
+    'rdkit/__init__.py', 'rdkit/Chem/__init__.py', 'rdkit/Chem/rdchem.so',
+    'rdkit/Chem/Draw/__init__.py', 'rdkit/Data/atom_isotopes.dat',
+    'rdkit/RDConfig.py', 'rdkit.libs/libRDKitGraphMol.so.1',
+    f'{RDKIT_INFO}/METADATA', f'{RDKIT_INFO}/WHEEL', f'{RDKIT_INFO}/RECORD'}
+RDKIT_DROPPED = {
+    'rdkit/Contrib/SA_Score/sascorer.py',
+    'rdkit/Contrib/SA_Score/fpscores.pkl.gz',
+    'rdkit/Contrib/NP_Score/publicnp.model.gz',
+    'rdkit-stubs/Chem/__init__.pyi', 'rdkit-stubs/__init__.pyi'}
+
+
+def test_slimmed_rdkit_keeps_all_but_contrib_and_the_stubs(tmp_path):
+    full = tmp_path / 'rdkit-2026.9.1-cp312-cp312-manylinux_2_28_x86_64.whl'
+    write_wheel(full, RDKIT_KEPT | RDKIT_DROPPED, RDKIT_INFO)
+    out = tmp_path / 'out'
+    out.mkdir()
+    slim = gpu_bundle.slim_wheel(full, out)
+    assert slim.name == ('rdkit-2026.9.1-1slim-cp312-cp312-'
+                         'manylinux_2_28_x86_64.whl')
+    files, rows = read_wheel(slim, RDKIT_INFO)
+    assert set(files) == RDKIT_KEPT
+    assert {row[0] for row in rows} == RDKIT_KEPT
+
+
+def test_the_downloaded_wheels_are_replaced_by_the_slimmed_ones(tmp_path):
     write_wheel(tmp_path / 'transformers-1.0-py3-none-any.whl',
                 KEPT | DROPPED)
+    write_wheel(tmp_path / 'rdkit-2026.9.1-cp312-cp312-linux_x86_64.whl',
+                RDKIT_KEPT | RDKIT_DROPPED, RDKIT_INFO)
     (tmp_path / 'ogb-1.3.6-py3-none-any.whl').write_bytes(b'untouched')
-    gpu_bundle.slim_transformers(tmp_path)
+    gpu_bundle.slim_downloaded(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         'ogb-1.3.6-py3-none-any.whl',
+        'rdkit-2026.9.1-1slim-cp312-cp312-linux_x86_64.whl',
         'transformers-1.0-1slim-py3-none-any.whl']
-    gpu_bundle.slim_transformers(tmp_path)  # Slims nothing twice.
+    gpu_bundle.slim_downloaded(tmp_path)  # Slims nothing twice.
     assert len(list(tmp_path.glob('transformers-*'))) == 1
+    assert len(list(tmp_path.glob('rdkit-*'))) == 1
 
 
 #: Run from the slimmed install: the reference's classes import, and a
