@@ -10,9 +10,9 @@ scripts/graph_token_analysis.py (SepNorm against ShareNorm) that lies beside
 the runs' folder, or the one --geometry names. With --readme,
 also the generated blocks of the READMEs, wherever each is: the full
 results (results-table, in benchmarks/README.md), what the runs say in
-sentences (results-findings, in benchmarks/README.md), the results table with
-what the pretrained backbones buy and the goals (results-summary, in
-README.md), best from SMILES (from-smiles, in benchmarks/README.md: per
+sentences (results-findings, in benchmarks/README.md), the short table of
+each dataset's recipe rows, best-validation Graphormer row and other
+families' rows, with the goals (results-summary, in README.md), best from SMILES (from-smiles, in benchmarks/README.md: per
 set every method against chemprop's default, with the final runs and the
 reach runs of --reach; from-smiles-summary, its line in README.md), which
 family each bundled model ships (bundle-choice, in scripts/README.md: the

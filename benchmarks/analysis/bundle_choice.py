@@ -6,48 +6,28 @@ its test score, so the bundled models are not one run's best. The rule
 chooses a *family* (one row of the results table: dataset, norm, config,
 featurizer and variant, over its seeds) by its **mean** best-validation
 metric over seeds, among the Graphormer families with at least
-:data:`MIN_SEEDS` seeds, and ships that family's seed ensemble: the mean of
-its members' predictions, with their spread as a per-molecule uncertainty.
+:data:`~.runs.MIN_SEEDS` seeds, and ships that family's seed ensemble: the
+mean of its members' predictions, with their spread as a per-molecule
+uncertainty.
 Test plays no part in the choice; the table reports it afterwards.
 """
 from __future__ import annotations
 
-import math
-import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
 from .results import mean_std, metric_format, metric_name
-from .runs import Group
+from .runs import Group, mean_val, ranked_by_validation
 
 #: Bundled model name -> the benchmark (results-table dataset) its family is
 #: chosen on.
 BUNDLED_BENCHMARKS = {'molhiv': 'molhiv', 'zinc': 'zinc_subset'}
 
-#: Fewest seeds a family needs to be chosen: a mean over one seed would be
-#: one run's best again.
-MIN_SEEDS = 2
-
-
-def mean_val(group: Group) -> float:
-    r"""The mean best-validation metric of :obj:`group`'s seeds."""
-    return statistics.fmean(group.best_val)
-
 
 def candidates(groups: Sequence[Group], dataset: str) -> list[Group]:
-    r"""The Graphormer families of :obj:`dataset` that the rule may choose
-    (at least :data:`MIN_SEEDS` seeds, every one with a validation score),
-    best mean validation first; a tie goes to the smaller spread over
-    seeds, then to the label."""
-    pool = [g for g in groups if g.dataset == dataset and g.is_graphormer
-            and len(g.runs) >= MIN_SEEDS
-            and all(v is not None and not math.isnan(v) for v in g.best_val)]
-
-    def key(g: Group) -> tuple:
-        sign = -1.0 if g.higher_is_better else 1.0
-        return sign * mean_val(g), statistics.stdev(g.best_val), g.label
-
-    return sorted(pool, key=key)
+    r"""The Graphormer families of :obj:`dataset` that the rule may choose,
+    best mean validation first (:func:`~.runs.ranked_by_validation`)."""
+    return ranked_by_validation([g for g in groups if g.dataset == dataset])
 
 
 @dataclass

@@ -70,20 +70,6 @@ class Contrast:
     def first_is_better(self) -> bool:
         return (self.comparison.difference > 0) == self.first.higher_is_better
 
-    @property
-    def is_backbone_against_scratch(self) -> bool:
-        r"""A row fine-tuned from a pretrained backbone against its
-        from-scratch twin (what the backbone buys)."""
-        return (self.first.is_pretrained and self.second.is_graphormer
-                and not self.second.is_pretrained)
-
-    @property
-    def is_pretrained_sepnorm_against_peer(self) -> bool:
-        r"""A SepNorm row fine-tuned from a pretrained backbone against
-        another model family (*e.g.* chemprop)."""
-        return (self.first.is_pretrained and self.first.is_sepnorm
-                and not self.second.is_graphormer)
-
 
 def contrasts(groups: Sequence[Group]) -> list[Contrast]:
     r"""Per dataset, wherever both sides have at least two runs:

@@ -3,9 +3,9 @@ model the test metric at the best validation epoch (mean ± std over seeds)
 beside the paper's, the comparisons (see
 :mod:`~benchmarks.analysis.comparisons`), seed ensembles, time to
 accuracy and the hardware (:func:`results_markdown`, in
-``benchmarks/README.md``), and the table with what the pretrained
-backbones buy and the goals (:func:`results_summary`, in the top-level
-``README.md``)."""
+``benchmarks/README.md``), and the short table of each dataset's recipe,
+best-validation and peer rows with the goals (:func:`results_summary`, in
+the top-level ``README.md``)."""
 from __future__ import annotations
 
 import statistics
@@ -15,7 +15,7 @@ from typing import Sequence, Union
 from graphormer_sepnorm.models import NORM_NAMES
 from .comparisons import Contrast, contrasts, p_text
 from .runs import (GOALS, Group, by_dataset, common_threshold,
-                   minutes_reached, test_protocol_of)
+                   minutes_reached, ranked_by_validation, test_protocol_of)
 
 PathLike = Union[str, Path]
 
@@ -56,27 +56,34 @@ def metric_name(group: Group) -> str:
     return metric_title(group.metric)
 
 
-def results_table(groups: Sequence[Group]) -> str:
+def results_table(groups: Sequence[Group], detailed: bool = True) -> str:
     r"""One row per (dataset, model): test metric at the best validation
     epoch (mean ± std over seeds), seeds, best validation, steps and CPU
-    time per run, beside the paper's GPU numbers."""
+    time per run, beside the paper's GPU numbers. Without
+    :obj:`detailed`, the number of seeds alone and no steps (README.md's
+    short table)."""
+    seeds_title, steps_title = (('seeds (n)', 'steps | ') if detailed
+                                else ('seeds', ''))
     lines = [
-        '| dataset | model | metric | test, mean ± std | seeds (n) | best val '
-        '| steps | CPU min per run | paper (GPU, full recipe) |',
-        '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+        f'| dataset | model | metric | test, mean ± std | {seeds_title} '
+        f'| best val | {steps_title}CPU min per run '
+        f'| paper (GPU, full recipe) |',
+        '| --- ' * (9 if detailed else 8) + '|',
     ]
     for g in groups:
         scale, digits = metric_format(g)
         paper = ('—' if g.paper is None else f'{g.paper * scale:.{digits}f}')
-        steps = sorted({r['steps'] for r in g.runs})
-        steps_text = (f'{steps[0]:,}' if len(steps) == 1 else
-                      f'{steps[0]:,}-{steps[-1]:,}')
-        seeds = ','.join(map(str, g.seeds))
+        seeds, steps_text = str(len(g.runs)), ''
+        if detailed:
+            steps = sorted({r['steps'] for r in g.runs})
+            steps_text = (f'{steps[0]:,} | ' if len(steps) == 1 else
+                          f'{steps[0]:,}-{steps[-1]:,} | ')
+            seeds = f"{','.join(map(str, g.seeds))} ({len(g.runs)})"
         lines.append(
             f'| {_dataset(g)} | {g.label} | {metric_name(g)} '
-            f'| {mean_std(g.test, scale, digits)} | {seeds} ({len(g.runs)}) '
-            f'| {mean_std(g.best_val, scale, digits)} | {steps_text} '
-            f'| {mean_std(g.cpu_minutes(), 1.0, 1)} | {paper} |')
+            f'| {mean_std(g.test, scale, digits)} | {seeds} '
+            f'| {mean_std(g.best_val, scale, digits)} | {steps_text}'
+            f'{mean_std(g.cpu_minutes(), 1.0, 1)} | {paper} |')
     return '\n'.join(lines) + '\n'
 
 
@@ -102,13 +109,6 @@ def _minutes(c: Contrast) -> str:
     r"""Both sides' CPU minutes per run."""
     return (f'CPU minutes per run {mean_std(c.first.cpu_minutes(), 1.0, 1)} '
             f'vs {mean_std(c.second.cpu_minutes(), 1.0, 1)}')
-
-
-def _place(group: Group) -> str:
-    r"""A fine-tuned row's dataset, with the variant of its from-scratch
-    twin (*e.g.* 'from SMILES (OGB features)') when it has one."""
-    variant = group.scratch_variant
-    return ', '.join([group.dataset] + ([variant] if variant else []))
 
 
 def _better(c: Contrast) -> str:
@@ -215,62 +215,22 @@ def verdicts(groups: Sequence[Group]) -> str:
     return '\n'.join(sentences) + ('\n' if sentences else '')
 
 
-def backbone_verdicts(groups: Sequence[Group]) -> str:
-    r"""What the pretrained backbones buy: one sentence per row fine-tuned
-    from a backbone that has a from-scratch twin (same norm, same variant
-    otherwise), with the difference of the mean test metrics, its 95%
-    confidence interval and Welch's p-value."""
-    sentences = []
-    for c in contrasts(groups):
-        if not c.is_backbone_against_scratch:
-            continue
-        scale, digits = metric_format(c.first)
-        d = c.comparison
-        norm = NORM_NAMES[c.second.runs[0]['norm']]
-        sentences.append(
-            f"- **Backbone, {_place(c.first)}**: fine-tuning {norm} from its "
-            f"pretrained backbone instead of training it from scratch "
-            f"changes the mean test {metric_name(c.first)} by "
-            f"{d.difference * scale:+.{digits}f} "
-            f"({_better(c)}; {len(c.first.runs)} vs {len(c.second.runs)} "
-            f"seeds; 95% CI {interval_text(c)}, Welch {p_text(d.p_value)}): "
-            f"{significance_text(c)}")
-    return '\n'.join(sentences) + ('\n' if sentences else '')
-
-
-def peer_verdicts(groups: Sequence[Group]) -> str:
-    r"""The pretrained SepNorm rows against each other model family on the
-    same data (*e.g.* chemprop, which trains from scratch here): one
-    sentence each with the difference of the mean test metrics, its 95%
-    confidence interval, Welch's p-value and both sides' CPU minutes per
-    run."""
-    sentences = []
-    for c in contrasts(groups):
-        if not c.is_pretrained_sepnorm_against_peer:
-            continue
-        scale, digits = metric_format(c.first)
-        sentences.append(
-            f"- **Against {c.second.label}, {_place(c.first)}**: SepNorm "
-            f"fine-tuned from its pretrained backbone − {c.second.label} = "
-            f"{c.comparison.difference * scale:+.{digits}f} in mean test "
-            f"{metric_name(c.first)} ({_better(c)}; {len(c.first.runs)} vs "
-            f"{len(c.second.runs)} seeds; 95% CI {interval_text(c)}, Welch "
-            f"{p_text(c.comparison.p_value)}; {_minutes(c)}): "
-            f"{significance_text(c)}")
-    return '\n'.join(sentences) + ('\n' if sentences else '')
-
-
-def goal_verdicts(groups: Sequence[Group]) -> str:
+def goal_verdicts(groups: Sequence[Group], best_only: bool = False) -> str:
     r"""One sentence per pretrained SepNorm row of a dataset with a goal
     (:data:`~benchmarks.analysis.runs.GOALS`): its mean test metric
     against the goal, met or missed and by how much, beside the other
     families' means and CPU minutes per run (the goals ask for equal
-    fine-tuning CPU time)."""
+    fine-tuning CPU time). With :obj:`best_only`, only each dataset's
+    pretrained SepNorm row with the best mean validation metric
+    (:func:`~.runs.ranked_by_validation`)."""
+    rows = [g for g in groups if g.dataset in GOALS
+            and g.is_pretrained and g.is_sepnorm]
+    if best_only:
+        rows = [best for members in by_dataset(rows).values()
+                for best in ranked_by_validation(members)[:1]]
     sentences = []
-    for g in groups:
-        goal = GOALS.get(g.dataset)
-        if goal is None or not (g.is_pretrained and g.is_sepnorm):
-            continue
+    for g in rows:
+        goal = GOALS[g.dataset]
         scale, digits = metric_format(g)
         mean = statistics.fmean(g.test)
         margin = (mean - goal) if g.higher_is_better else (goal - mean)
@@ -386,17 +346,38 @@ def results_markdown(groups: Sequence[Group], figures: Sequence[str] = ()
     return '\n'.join(parts)
 
 
+def summary_rows(groups: Sequence[Group]) -> list[Group]:
+    r"""The rows of README.md's short table, in their order in
+    :obj:`groups`: per dataset, the recipe's Graphormer rows (beside the
+    paper's), the Graphormer row with the best mean validation metric
+    (:func:`~.runs.ranked_by_validation`; test plays no part) and the other
+    model families' rows."""
+    shown = set()
+    for members in by_dataset(groups).values():
+        shown |= {id(g) for g in members
+                  if not g.is_graphormer or g.variant is None}
+        shown |= {id(g) for g in ranked_by_validation(members)[:1]}
+    return [g for g in groups if id(g) in shown]
+
+
 def results_summary(groups: Sequence[Group]) -> str:
-    r"""The short results block: the table of :func:`results_table`, what
-    the pretrained backbones buy (:func:`backbone_verdicts`), how the
-    fine-tuned SepNorm rows fare against the other families
-    (:func:`peer_verdicts`), the goal verdicts of :func:`goal_verdicts` and
-    how test was read and the hardware."""
-    lines = (backbone_verdicts(groups) + peer_verdicts(groups)
-             + goal_verdicts(groups))
-    note = stand_in_note(groups)
-    return (results_table(groups) + '\n' + (note + '\n' if note else '')
-            + (lines + '\n' if lines else '') + protocol_line(groups) + '\n'
+    r"""README.md's short results block: the short :func:`results_table` of
+    the rows of :func:`summary_rows`, how many rows the full results hold, the goal
+    verdicts of each dataset's best-validation pretrained SepNorm row
+    (:func:`goal_verdicts`), how test was read and the hardware. Every row,
+    the comparisons (what the backbones buy, against chemprop) and the
+    rest are :func:`results_markdown`'s, in ``benchmarks/README.md``."""
+    shown = summary_rows(groups)
+    note = stand_in_note(shown)
+    goals = goal_verdicts(groups, best_only=True)
+    rows = (f"Per dataset: the recipe's rows, the Graphormer row with the "
+            f"best mean validation, and the other model families'; "
+            f"{len(shown)} of the "
+            f"{len(groups)} rows of the [full results]"
+            f"(benchmarks/README.md#all-results), which compare them.\n")
+    return (results_table(shown, detailed=False) + '\n' + rows + '\n'
+            + (note + '\n' if note else '')
+            + (goals + '\n' if goals else '') + protocol_line(groups) + '\n'
             + hardware_line(groups))
 
 
