@@ -178,6 +178,11 @@ def bundle_runs(name: str, run_dirs: Sequence[PathLike],
                 # the benchmark's own models use, 'prediction'.
                 card.target_names = []
             extra = _describe(entry, run, note)
+            if card.extra.get('molecule_features'):
+                # The fitted molecule featurizer (its normalization
+                # statistics), which evaluation and prediction compute the
+                # model's graph features with.
+                extra['molecule_features'] = card.extra['molecule_features']
             _save_member(path, model, card, extra)
             members.append((run, path, model, card, extra))
         paths = [member[1] for member in members]

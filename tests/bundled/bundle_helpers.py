@@ -13,7 +13,8 @@ from graphormer_sepnorm.data.featurize import featurizer_vocab_sizes
 
 def tiny_model(seed: int, hidden_channels: int = 16,
                num_layers: int = 1,
-               featurizer: str = 'zinc') -> GraphormerSepNorm:
+               featurizer: str = 'zinc',
+               graph_feature_channels: int = 0) -> GraphormerSepNorm:
     """A random model of the :obj:`featurizer`'s vocabulary, larger weights
     than the default initialization so that outputs differ between
     molecules."""
@@ -23,7 +24,8 @@ def tiny_model(seed: int, hidden_channels: int = 16,
                               hidden_channels=hidden_channels,
                               ffn_channels=hidden_channels, num_heads=2,
                               max_nodes=64, atom_vocab_sizes=atoms,
-                              bond_vocab_sizes=bonds)
+                              bond_vocab_sizes=bonds,
+                              graph_feature_channels=graph_feature_channels)
     with torch.no_grad():
         for parameter in model.parameters():
             if parameter.dim() > 1:

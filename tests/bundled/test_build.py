@@ -140,6 +140,42 @@ def test_bundle_a_tuning_trial_and_a_final_run(tmp_path, zinc_root, capsys):
             'ZINC-proxy' if run_dir == final else '../shared/data/ZINC-proxy')
 
 
+def test_a_member_keeps_its_fitted_molecule_featurizer(tmp_path, zinc_root):
+    """A run trained with molecule features (here an 8-bit Morgan count
+    fingerprint in the graph token) is bundled with the featurizer of its
+    card: the member is evaluated with those features (without them the
+    model refuses the batch), and predicts from SMILES what the run's own
+    model predicts with the same features, up to float16 weights."""
+    from graphormer_sepnorm.checkpoint import save_model
+    from graphormer_sepnorm.data.molecule_features import MoleculeFeaturizer
+    from graphormer_sepnorm.predict import Predictor
+
+    root, source = zinc_root
+    run = write_run(tmp_path / 'runs' / 'sep_seed0', seed=0,
+                    graph_feature_channels=8)
+    model, card = load_model(run / 'model.safetensors')
+    featurizer = MoleculeFeaturizer(['morgan'], morgan_size=8).state_dict()
+    card.extra.update(molecule_features=featurizer)
+    card.extra['data'].update(molecule_features=['morgan'], morgan_size=8)
+    save_model(run / 'model.safetensors', model, card)
+    out = tmp_path / 'bundled'
+    assert cli.main(['zinc', str(run), '--output-dir', str(out),
+                     '--data-root', str(root), '--raw-source',
+                     str(source)]) == 0
+    member = out / 'zinc_seed0.safetensors'
+    _, bundled_card = load_model(member)
+    assert bundled_card.extra['molecule_features'] == featurizer
+    assert bundled_card.extra['evaluation']['val']['num_graphs'] == 1000
+    smiles = ['CCO', 'c1ccccc1O', 'CC(=O)Nc1ccc(O)cc1']
+    expected = Predictor.from_checkpoint(run / 'model.safetensors').predict(
+        smiles, num_workers=0)
+    got = Predictor.from_checkpoint(member).predict(smiles, num_workers=0)
+    assert all(p.ok for p in got)
+    assert [p.value for p in got] == pytest.approx(
+        [p.value for p in expected], abs=1e-2)
+    assert len({round(p.value, 4) for p in got}) == 3
+
+
 def test_size_limits_are_checked_before_evaluating(tmp_path):
     # float16 sizes: hidden 512, 2 layers: 6.96 MB; hidden 400: 4.27 MB.
     big = write_run(tmp_path / 'big', seed=0, hidden_channels=512,
