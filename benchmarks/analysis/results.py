@@ -362,9 +362,9 @@ def summary_rows(groups: Sequence[Group]) -> list[Group]:
 
 def results_summary(groups: Sequence[Group]) -> str:
     r"""README.md's short results block: the short :func:`results_table` of
-    the rows of :func:`summary_rows`, how many rows the full results hold, the goal
-    verdicts of each dataset's best-validation pretrained SepNorm row
-    (:func:`goal_verdicts`), how test was read and the hardware. Every row,
+    the rows of :func:`summary_rows`, how many rows the full results hold,
+    the goal verdicts of each dataset's best-validation pretrained SepNorm
+    row (:func:`goal_verdicts`), how test was read and the hardware. Every row,
     the comparisons (what the backbones buy, against chemprop) and the
     rest are :func:`results_markdown`'s, in ``benchmarks/README.md``."""
     shown = summary_rows(groups)
@@ -372,8 +372,7 @@ def results_summary(groups: Sequence[Group]) -> str:
     goals = goal_verdicts(groups, best_only=True)
     rows = (f"Per dataset: the recipe's rows, the Graphormer row with the "
             f"best mean validation, and the other model families'; "
-            f"{len(shown)} of the "
-            f"{len(groups)} rows of the [full results]"
+            f"{len(shown)} of the {len(groups)} rows of the [full results]"
             f"(benchmarks/README.md#all-results), which compare them.\n")
     return (results_table(shown, detailed=False) + '\n' + rows + '\n'
             + (note + '\n' if note else '')
