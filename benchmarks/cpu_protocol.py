@@ -68,6 +68,7 @@ Example::
 
     python benchmarks/cpu_protocol.py benchmarks/plans/tune_zinc_subset_lr.yaml
     python benchmarks/cpu_protocol.py PLAN --dry-run     # list the runs
+    python benchmarks/cpu_protocol.py PLAN --trials NAME # one trial only
 """
 from __future__ import annotations
 
@@ -352,11 +353,30 @@ def prepare_datasets(runs: list[Run]) -> None:
             prepared.add(key)
 
 
+def check_trials_exist(plans: list[Path], trials: list[str],
+                       workdir: Path) -> None:
+    r"""Raises :class:`PlanError` naming each of :obj:`trials` that none
+    of :obj:`plans` holds (a typo would otherwise run nothing)."""
+    held = {run.trial for plan in plans for run in load_plan(plan, workdir)}
+    unknown = [trial for trial in trials if trial not in held]
+    if unknown:
+        raise PlanError(f"no plan holds the trials {', '.join(unknown)}; "
+                        f"their trials: {', '.join(sorted(held))}")
+
+
 def run_plan(plan_path: Path, jobs: int, workdir: Path,
-             dry_run: bool = False) -> int:
+             dry_run: bool = False,
+             trials: list[str] | None = None) -> int:
     r"""Runs the unfinished runs of a plan, :obj:`jobs` at a time; returns
-    the number of runs that failed."""
+    the number of runs that failed. With :obj:`trials`, only the runs of
+    the trials so named (a plan that names none of them is skipped)."""
     runs = load_plan(plan_path, workdir)
+    if trials is not None:
+        runs = [run for run in runs if run.trial in trials]
+        if not runs:
+            print(f"{plan_path}: none of the trials {', '.join(trials)}; "
+                  f"skipped", flush=True)
+            return 0
     todo = [run for run in runs if not run.finished]
     print(f"{plan_path}: {len(runs)} runs, {len(runs) - len(todo)} finished, "
           f"{len(todo)} to run, {jobs} at a time", flush=True)
@@ -415,6 +435,10 @@ def main(argv=None) -> int:
                         '(relative to the repository; default: %(default)s)')
     parser.add_argument('--dry-run', action='store_true',
                         help='list the runs still to do and exit')
+    parser.add_argument('--trials', nargs='+', metavar='TRIAL',
+                        help='run only these trials of the plans (e.g. the '
+                        'cheap one of a plan first); a name that no plan '
+                        'holds is an error')
     args = parser.parse_args(argv)
     if Path.cwd().resolve() != REPO:
         print(f"error: run from the repository root ({REPO}), so that every "
@@ -425,12 +449,15 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     failed = 0
-    for plan in args.plans:
-        try:
-            failed += run_plan(plan, args.jobs, args.workdir, args.dry_run)
-        except PlanError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
+    try:
+        if args.trials:
+            check_trials_exist(args.plans, args.trials, args.workdir)
+        for plan in args.plans:
+            failed += run_plan(plan, args.jobs, args.workdir, args.dry_run,
+                               args.trials)
+    except PlanError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     return 1 if failed else 0
 
 

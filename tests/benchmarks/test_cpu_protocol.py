@@ -214,6 +214,21 @@ def test_a_chemprop_plan_passes_molecule_featurizers(tmp_path):
     assert runs[2].run_dir == inner
 
 
+def test_trials_option_runs_only_the_named_trials(tmp_path):
+    plan = _chemprop_plan(tmp_path, trials={
+        'first': ['--max-epochs', '3'], 'second': ['--max-epochs', '5']})
+    result = _run(_relative(plan), '--dry-run', '--trials', 'second')
+    assert result.returncode == 0, result.stderr
+    listed = [line for line in result.stdout.splitlines()
+              if line.startswith('benchmarks/chemprop_baseline.py')]
+    assert len(listed) == 2 and all('/second/' in line for line in listed)
+    assert '2 runs, 0 finished, 2 to run' in result.stdout
+    result = _run(_relative(plan), '--dry-run', '--trials', 'secnod')
+    assert result.returncode == 2
+    assert 'no plan holds the trials secnod' in result.stderr
+    assert 'first, second' in result.stderr
+
+
 @pytest.mark.parametrize('extra,message', [
     ({'configs': ['configs/cpu/molhiv_sepnorm.yaml']}, 'not both'),
     ({'common': ['--epochs', '1']}, "takes no 'common'")])
