@@ -69,6 +69,7 @@ Example::
     python benchmarks/cpu_protocol.py benchmarks/plans/tune_zinc_subset_lr.yaml
     python benchmarks/cpu_protocol.py PLAN --dry-run     # list the runs
     python benchmarks/cpu_protocol.py PLAN --trials NAME # one trial only
+    python benchmarks/cpu_protocol.py PLAN --seeds 2 3   # two seeds only
 """
 from __future__ import annotations
 
@@ -340,43 +341,56 @@ def prepare_datasets(runs: list[Run]) -> None:
     r"""Processes every dataset of the plan once, before runs start side by
     side: two runs processing the same data root at once would race."""
     from graphormer_sepnorm.data.datamodule import GraphDataModule
-    from graphormer_sepnorm.training.config import load_config
+    from graphormer_sepnorm.training.config import ConfigError, load_config
     prepared = set()
     for run in runs:
         if run.chemprop_args:
             continue  # the baseline reads SMILES, nothing to process
-        config = load_config(run.config, run.overrides + run.trial_overrides,
-                             env={})
+        try:
+            config = load_config(run.config,
+                                 run.overrides + run.trial_overrides, env={})
+        except ConfigError as error:
+            raise PlanError(f"run {run.trial}/{run.name}: {error} (the "
+                            f"plan's comment says what it needs first)"
+                            ) from None
         key = (config['data']['name'], config['data']['root'])
         if key not in prepared:
             GraphDataModule(config['data']).prepare_data()
             prepared.add(key)
 
 
-def check_trials_exist(plans: list[Path], trials: list[str],
-                       workdir: Path) -> None:
-    r"""Raises :class:`PlanError` naming each of :obj:`trials` that none
-    of :obj:`plans` holds (a typo would otherwise run nothing)."""
-    held = {run.trial for plan in plans for run in load_plan(plan, workdir)}
-    unknown = [trial for trial in trials if trial not in held]
-    if unknown:
-        raise PlanError(f"no plan holds the trials {', '.join(unknown)}; "
-                        f"their trials: {', '.join(sorted(held))}")
+def check_selection_exists(plans: list[Path], workdir: Path,
+                           trials: list[str] | None = None,
+                           seeds: list[int] | None = None) -> None:
+    r"""Raises :class:`PlanError` naming each of :obj:`trials` and
+    :obj:`seeds` that none of :obj:`plans` holds (a typo would otherwise
+    run nothing)."""
+    runs = [run for plan in plans for run in load_plan(plan, workdir)]
+    for kind, wanted, held in (
+            ('trials', trials, {run.trial for run in runs}),
+            ('seeds', seeds, {run.seed for run in runs})):
+        unknown = [item for item in wanted or [] if item not in held]
+        if unknown:
+            raise PlanError(
+                f"no plan holds the {kind} {', '.join(map(str, unknown))}; "
+                f"their {kind}: {', '.join(map(str, sorted(held)))}")
 
 
 def run_plan(plan_path: Path, jobs: int, workdir: Path,
              dry_run: bool = False,
-             trials: list[str] | None = None) -> int:
+             trials: list[str] | None = None,
+             seeds: list[int] | None = None) -> int:
     r"""Runs the unfinished runs of a plan, :obj:`jobs` at a time; returns
-    the number of runs that failed. With :obj:`trials`, only the runs of
-    the trials so named (a plan that names none of them is skipped)."""
-    runs = load_plan(plan_path, workdir)
-    if trials is not None:
-        runs = [run for run in runs if run.trial in trials]
-        if not runs:
-            print(f"{plan_path}: none of the trials {', '.join(trials)}; "
-                  f"skipped", flush=True)
-            return 0
+    the number of runs that failed. With :obj:`trials` or :obj:`seeds`,
+    only the runs of those trials and seeds (a plan that holds none is
+    skipped): two processes can then share a plan's runs out."""
+    runs = [run for run in load_plan(plan_path, workdir)
+            if (trials is None or run.trial in trials)
+            and (seeds is None or run.seed in seeds)]
+    if not runs:
+        print(f"{plan_path}: no run of the trials and seeds asked for; "
+              f"skipped", flush=True)
+        return 0
     todo = [run for run in runs if not run.finished]
     print(f"{plan_path}: {len(runs)} runs, {len(runs) - len(todo)} finished, "
           f"{len(todo)} to run, {jobs} at a time", flush=True)
@@ -439,6 +453,9 @@ def main(argv=None) -> int:
                         help='run only these trials of the plans (e.g. the '
                         'cheap one of a plan first); a name that no plan '
                         'holds is an error')
+    parser.add_argument('--seeds', nargs='+', type=int, metavar='SEED',
+                        help='run only these seeds (e.g. two processes '
+                        'sharing out one plan\'s seeds)')
     args = parser.parse_args(argv)
     if Path.cwd().resolve() != REPO:
         print(f"error: run from the repository root ({REPO}), so that every "
@@ -450,11 +467,11 @@ def main(argv=None) -> int:
         return 2
     failed = 0
     try:
-        if args.trials:
-            check_trials_exist(args.plans, args.trials, args.workdir)
+        check_selection_exists(args.plans, args.workdir, args.trials,
+                               args.seeds)
         for plan in args.plans:
             failed += run_plan(plan, args.jobs, args.workdir, args.dry_run,
-                               args.trials)
+                               args.trials, args.seeds)
     except PlanError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -229,6 +229,36 @@ def test_trials_option_runs_only_the_named_trials(tmp_path):
     assert 'first, second' in result.stderr
 
 
+def test_seeds_option_runs_only_the_named_seeds(tmp_path):
+    plan = _chemprop_plan(tmp_path, seeds=[0, 1, 2])
+    result = _run(_relative(plan), '--dry-run', '--seeds', '2', '0')
+    assert result.returncode == 0, result.stderr
+    listed = [line.split('--seed ')[1].split()[0]
+              for line in result.stdout.splitlines()
+              if line.startswith('benchmarks/chemprop_baseline.py')]
+    assert listed == ['0', '2']
+    result = _run(_relative(plan), '--dry-run', '--seeds', '7')
+    assert result.returncode == 2
+    assert 'no plan holds the seeds 7; their seeds: 0, 1, 2' in result.stderr
+
+
+def test_a_missing_dataset_file_is_a_clear_error(tmp_path):
+    # A plan whose config reads a CSV that was never made stops before any
+    # run starts, naming the run and the file, without a traceback.
+    plan = tmp_path / 'plan.yaml'
+    plan.write_text(yaml.safe_dump({
+        'destination': _relative(tmp_path / 'kept'),
+        'configs': ['configs/cpu/molhiv_train2000_sepnorm.yaml'],
+        'seeds': [0], 'common': [f'data.root={_relative(tmp_path)}',
+                                 'train.eval_test=false'],
+        'trials': {'small': []}}))
+    result = _run(_relative(plan), '--workdir', _relative(tmp_path / 'w'))
+    assert result.returncode == 2
+    assert 'run small/sep_seed0: CSV file' in result.stderr
+    assert 'molhiv_train2000.csv does not exist' in result.stderr
+    assert 'Traceback' not in result.stderr
+
+
 @pytest.mark.parametrize('extra,message', [
     ({'configs': ['configs/cpu/molhiv_sepnorm.yaml']}, 'not both'),
     ({'common': ['--epochs', '1']}, "takes no 'common'")])
