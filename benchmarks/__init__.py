@@ -6,7 +6,9 @@ package ``graphormer_sepnorm`` (which holds the library alone):
   geometry report that the READMEs' generated blocks come from;
 * :mod:`benchmarks.baselines`: the chemprop D-MPNN harness;
 * :mod:`benchmarks.bundling`: the builder and summary of the models that
-  ship inside the package.
+  ship inside the package;
+* :mod:`benchmarks.protocol`: the plans of ``benchmarks/cpu_protocol.py``
+  and the artefacts it keeps of their runs.
 
 The scripts beside these packages (``benchmarks/*.py``) and in ``scripts/``
 import them with the repository root on ``sys.path``."""

@@ -74,267 +74,23 @@ Example::
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import os
-import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
-
-import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-#: Files of a finished run that are kept: never the checkpoints nor the
-#: weights (the committed tree must stay small enough to send to a GPU
-#: machine), nor ``curves.png`` (a plot of ``metrics.csv``).
-ARTEFACTS = ('config.yaml', 'metrics.csv', 'results.json',
-             'test_predictions.csv')
-#: Kept gzipped (a third of the size), with results.json naming the
-#: compressed file: the per-molecule predictions are most of the tree.
-COMPRESSED = ('test_predictions.csv',)
-#: Plan keys copied into each kept results.json (how the results group it).
-RESULT_LABELS = ('benchmark', 'variant')
-#: What a run's results depend on: a final plan needs them committed
-#: (benchmarks/results, where the plans write, is left out).
-CODE_PATHS = ('graphormer_sepnorm', 'configs', 'scripts', 'benchmarks/*.py',
-              'benchmarks/plans')
+sys.path.insert(0, str(REPO))
+
+from benchmarks.protocol.artefacts import (commit_of,  # noqa: E402
+                                           keep_artefacts)
+from benchmarks.protocol.plan import (PlanError, Run,  # noqa: E402
+                                      check_selection_exists, load_plan)
+
 #: Environment of every run: one thread per run, runs side by side.
 ONE_THREAD = {'OMP_NUM_THREADS': '1', 'MKL_NUM_THREADS': '1',
               'NUMBA_NUM_THREADS': '1'}
-
-
-class PlanError(ValueError):
-    r"""The plan file is invalid; the message names the key."""
-
-
-@dataclass
-class Run:
-    r"""One training run of a plan."""
-    trial: str
-    seed: int
-    config: str
-    overrides: list[str]
-    trial_overrides: list[str]
-    norm: str
-    destination: Path
-    workdir: Path
-    labels: dict = field(default_factory=dict)
-    chemprop_args: list[str] = field(default_factory=list)
-    process: Optional[subprocess.Popen] = field(default=None, repr=False)
-    started: float = 0.0
-
-    @property
-    def name(self) -> str:
-        return f'{self.norm}_seed{self.seed}'
-
-    @property
-    def run_dir(self) -> Path:
-        if self.chemprop_args:
-            # chemprop_baseline.py names its run directory itself, inside
-            # the output folder it is given.
-            return next((self.workdir / self.trial / self.name).glob(
-                '*_chemprop*_seed*'), self.workdir / self.trial / self.name)
-        return self.workdir / self.trial / self.name
-
-    @property
-    def kept_dir(self) -> Path:
-        return self.destination / self.trial / self.name
-
-    @property
-    def reads_test(self) -> bool:
-        r"""Whether the run scores the test split (a final run): every
-        chemprop run does; ours with :obj:`train.eval_test`."""
-        if self.chemprop_args:
-            return True
-        sys.path.insert(0, str(REPO))
-        from graphormer_sepnorm.training.config import load_config
-        return bool(load_config(self.config, self.overrides +
-                                self.trial_overrides, env={},
-                                check_paths=False)['train']['eval_test'])
-
-    @property
-    def finished(self) -> bool:
-        return (self.kept_dir / 'results.json').is_file()
-
-    def command(self) -> list[str]:
-        if self.chemprop_args:
-            args = [sys.executable, 'benchmarks/chemprop_baseline.py',
-                    *self.chemprop_args, *self.trial_overrides, '--seed',
-                    str(self.seed), '--output-dir',
-                    str(self.workdir / self.trial / self.name),
-                    '--no-progress-bar']
-        else:
-            args = [sys.executable, 'scripts/train.py', '--config',
-                    self.config, *self.overrides, *self.trial_overrides,
-                    f'seed={self.seed}', f'output_dir={self.run_dir.parent}',
-                    f'run_name={self.name}', 'train.progress_bar=false']
-        if (self.run_dir / 'checkpoints' / 'last.ckpt').is_file():
-            args.append('--resume')
-        return args
-
-
-def load_plan(path: Path, workdir: Path) -> list[Run]:
-    r"""The runs of a plan file, in execution order (trial, seed, config)."""
-    if not path.is_file():
-        raise PlanError(f"plan {path} does not exist")
-    plan = yaml.safe_load(path.read_text()) or {}
-    missing = {'destination', 'seeds', 'trials'} - set(plan)
-    if missing:
-        raise PlanError(f"plan {path} lacks {', '.join(sorted(missing))}")
-    if ('configs' in plan) == ('chemprop' in plan):
-        raise PlanError(f"plan {path} needs either 'configs' (our runs) or "
-                        f"'chemprop' (the baseline's arguments), not both")
-    unknown = set(plan) - {'destination', 'configs', 'chemprop', 'seeds',
-                           'trials', 'common', *RESULT_LABELS}
-    if unknown:
-        raise PlanError(f"plan {path}: unknown keys {sorted(unknown)}")
-    if not isinstance(plan['trials'], dict) or not plan['trials']:
-        raise PlanError(f"plan {path}: 'trials' must map trial names to "
-                        f"lists of overrides")
-    destination = Path(plan['destination'])
-    if destination.is_absolute():
-        raise PlanError(f"plan {path}: 'destination' must be relative to the "
-                        f"repository, got {destination}")
-    if 'chemprop' in plan:
-        return _chemprop_runs(path, plan, destination, workdir)
-    norms = {}
-    for config in plan['configs']:
-        if not Path(config).is_file():
-            raise PlanError(f"plan {path}: config {config} does not exist")
-        norms[config] = _norm_of(config)
-    runs = []
-    for trial, trial_overrides in plan['trials'].items():
-        for seed in plan['seeds']:
-            for config in plan['configs']:
-                runs.append(Run(trial=str(trial), seed=int(seed),
-                                config=config,
-                                overrides=with_seed(plan.get('common'), seed),
-                                trial_overrides=with_seed(trial_overrides,
-                                                          seed),
-                                norm=norms[config], destination=destination,
-                                workdir=workdir / destination.name,
-                                labels={key: str(plan[key]) for key in
-                                        RESULT_LABELS if key in plan}))
-    return runs
-
-
-def _chemprop_runs(path: Path, plan: dict, destination: Path,
-                   workdir: Path) -> list[Run]:
-    r"""The runs of a chemprop plan: its :obj:`chemprop` mapping as
-    ``--key value`` arguments of ``benchmarks/chemprop_baseline.py`` (a
-    list value as ``--key value1 value2 ...``)."""
-    options = plan['chemprop']
-    if not isinstance(options, dict) or not options:
-        raise PlanError(f"plan {path}: 'chemprop' must map the arguments of "
-                        f"benchmarks/chemprop_baseline.py to values, e.g. "
-                        f"{{dataset: molhiv, source: ../shared/data/"
-                        f"ogbg_molhiv}}")
-    if plan.get('common'):
-        raise PlanError(f"plan {path}: a chemprop plan takes no 'common' "
-                        f"(put arguments under 'chemprop')")
-    arguments = [item for key, value in options.items()
-                 for item in (f"--{str(key).replace('_', '-')}",
-                              *map(str, value if isinstance(value, list)
-                                   else [value]))]
-    return [Run(trial=str(trial), seed=int(seed), config='', overrides=[],
-                trial_overrides=with_seed(trial_arguments, seed),
-                norm='chemprop', destination=destination,
-                workdir=workdir / destination.name,
-                labels={key: str(plan[key]) for key in RESULT_LABELS
-                        if key in plan},
-                chemprop_args=with_seed(arguments, seed))
-            for trial, trial_arguments in plan['trials'].items()
-            for seed in plan['seeds']]
-
-
-def with_seed(items, seed: int) -> list[str]:
-    r"""The overrides or arguments :obj:`items` (a list or :obj:`None`) as
-    strings, with ``{seed}`` replaced by :obj:`seed`."""
-    return [str(item).replace('{seed}', str(seed)) for item in items or []]
-
-
-def _norm_of(config: str) -> str:
-    sys.path.insert(0, str(REPO))
-    from graphormer_sepnorm.training.config import load_config
-    return load_config(config, env={}, check_paths=False)['model']['norm']
-
-
-def dirty_paths(repo: Path = REPO) -> list[str]:
-    r"""The files of :data:`CODE_PATHS` that differ from the commit in
-    :obj:`repo`, untracked ones included (as :command:`git status` names
-    them)."""
-    status = subprocess.run(['git', 'status', '--porcelain',
-                             '--untracked-files=all', '--', *CODE_PATHS],
-                            capture_output=True, text=True, cwd=repo)
-    return [line[3:] for line in status.stdout.splitlines() if line.strip()]
-
-
-def commit_of(runs: list[Run], plan_path: Path, repo: Path = REPO) -> str:
-    r"""The commit the runs are recorded with: :obj:`repo`'s :obj:`HEAD`,
-    with ``+dirty`` when :func:`dirty_paths` names files; raises
-    :class:`PlanError` for a dirty tree when a run reads test."""
-    dirty = dirty_paths(repo)
-    if dirty and any(run.reads_test for run in runs):
-        shown = ', '.join(dirty[:3]) + (f' and {len(dirty) - 3} more'
-                                        if len(dirty) > 3 else '')
-        raise PlanError(f"plan {plan_path} reads the test split, but the tree "
-                        f"has uncommitted changes ({shown}); commit or stash "
-                        f"them, so that the recorded commit is the code that "
-                        f"ran")
-    result = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'],
-                            capture_output=True, text=True, cwd=repo)
-    commit = result.stdout.strip() or 'unknown'
-    return commit + ('+dirty' if dirty else '')
-
-
-def keep_artefacts(run: Run, plan_path: Path, commit: str) -> None:
-    r"""Copies a finished run's artefacts to its destination, adds the
-    protocol entry to results.json, and refuses absolute paths."""
-    run.kept_dir.mkdir(parents=True, exist_ok=True)
-    for name in ARTEFACTS:
-        source = run.run_dir / name
-        if source.is_file() and name in COMPRESSED:
-            gzip_copy(source, run.kept_dir / f'{name}.gz')
-        elif source.is_file():
-            shutil.copy2(source, run.kept_dir / name)
-    results_path = run.kept_dir / 'results.json'
-    results = json.loads(results_path.read_text())
-    for key, name in list(results.items()):
-        if name in COMPRESSED and (run.kept_dir / f'{name}.gz').is_file():
-            results[key] = f'{name}.gz'
-
-    results['protocol'] = {'plan': plan_path.as_posix(), 'trial': run.trial,
-                           'overrides': run.trial_overrides,
-                           'config': run.config or None, 'commit': commit}
-    if run.chemprop_args:
-        results['protocol']['chemprop_arguments'] = run.chemprop_args
-    results.update(run.labels)
-    results_path.write_text(json.dumps(results, indent=2) + '\n')
-    config = yaml.safe_load((run.kept_dir / 'config.yaml').read_text())
-    absolute = _absolute_paths(config) + _absolute_paths(results)
-    if absolute:
-        raise RuntimeError(f"{run.kept_dir} holds absolute paths {absolute}; "
-                           f"run from the repository root with relative "
-                           f"paths")
-
-
-def gzip_copy(source: Path, target: Path) -> None:
-    r""":obj:`source` gzipped into :obj:`target`, the same bytes for the
-    same file (no name or time in the header)."""
-    with open(source, 'rb') as f, open(target, 'wb') as out:
-        out.write(gzip.compress(f.read(), compresslevel=9, mtime=0))
-
-
-def _absolute_paths(value) -> list[str]:
-    if isinstance(value, dict):
-        return [p for v in value.values() for p in _absolute_paths(v)]
-    if isinstance(value, list):
-        return [p for v in value for p in _absolute_paths(v)]
-    return [value] if isinstance(value, str) and os.path.isabs(value) else []
 
 
 def prepare_datasets(runs: list[Run]) -> None:
@@ -359,23 +115,6 @@ def prepare_datasets(runs: list[Run]) -> None:
             prepared.add(key)
 
 
-def check_selection_exists(plans: list[Path], workdir: Path,
-                           trials: list[str] | None = None,
-                           seeds: list[int] | None = None) -> None:
-    r"""Raises :class:`PlanError` naming each of :obj:`trials` and
-    :obj:`seeds` that none of :obj:`plans` holds (a typo would otherwise
-    run nothing)."""
-    runs = [run for plan in plans for run in load_plan(plan, workdir)]
-    for kind, wanted, held in (
-            ('trials', trials, {run.trial for run in runs}),
-            ('seeds', seeds, {run.seed for run in runs})):
-        unknown = [item for item in wanted or [] if item not in held]
-        if unknown:
-            raise PlanError(
-                f"no plan holds the {kind} {', '.join(map(str, unknown))}; "
-                f"their {kind}: {', '.join(map(str, sorted(held)))}")
-
-
 def run_plan(plan_path: Path, jobs: int, workdir: Path,
              dry_run: bool = False,
              trials: list[str] | None = None,
@@ -398,7 +137,7 @@ def run_plan(plan_path: Path, jobs: int, workdir: Path,
         for run in todo:
             print(' '.join(run.command()[1:]))
         return 0
-    commit = commit_of(todo, plan_path)
+    commit = commit_of(todo, plan_path, REPO)
     prepare_datasets(todo)
     env = dict(os.environ, **ONE_THREAD)
     env.pop('GRAPHORMER_DATA_ROOT', None)

@@ -49,7 +49,7 @@ def _read(path: str, mtime_ns: int, size: int
     r"""One test-predictions file, read once per version of it: the tables,
     comparisons and ensembles ask for the same committed files many times
     (the file's modification time and size key a rewritten one afresh)."""
-    # Kept runs hold them gzipped (benchmarks/cpu_protocol.py).
+    # Kept runs hold them gzipped (benchmarks/protocol/artefacts.py).
     opener = gzip.open if path.endswith('.gz') else open
     with opener(path, 'rt', newline='') as f:
         return {int(row['id']): (float(row['target']),

@@ -1,0 +1,60 @@
+"""benchmarks/protocol/plan.py: every committed plan reads into runs of
+valid configs; a chemprop plan's arguments reach the baseline's parser;
+``{seed}`` becomes each run's seed."""
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchmark_helpers import REPO, chemprop_plan, script_module
+from benchmarks.protocol.plan import load_plan
+
+
+@pytest.mark.parametrize('plan_file', sorted(
+    (REPO / 'benchmarks' / 'plans').glob('*.yaml')), ids=lambda p: p.stem)
+def test_every_committed_plan_lists_runs_of_valid_configs(plan_file):
+    # What --dry-run does: read the plan and every config with the plan's
+    # overrides, as a real run would before it starts.
+    runs = load_plan(plan_file, Path('runs/cpu'))
+    assert runs
+
+
+def test_a_chemprop_plan_passes_molecule_featurizers(tmp_path):
+    # As a list under 'chemprop' (one option, several values) or as trial
+    # arguments (after the plan's, so they win); the baseline's parser reads
+    # them back, and the run folder
+    # the baseline names after them is found.
+    baseline = script_module('chemprop_baseline')
+    plan = chemprop_plan(tmp_path, trials={
+        'plain': [], 'rdkit': ['--molecule-featurizers', 'rdkit_2d']})
+    text = yaml.safe_load(plan.read_text())
+    text['chemprop']['molecule_featurizers'] = ['charge', 'morgan_count']
+    plan.write_text(yaml.safe_dump(text))
+    runs = load_plan(plan, tmp_path / 'work')
+    parsed = [baseline.parse_args(run.command()[2:]).molecule_featurizers
+              for run in runs]
+    assert parsed == [['charge', 'morgan_count']] * 2 + [['rdkit_2d']] * 2
+    inner = runs[2].workdir / 'rdkit' / 'chemprop_seed0' / \
+        'molhiv_train2000_chemprop_rdkit_2d_seed0'
+    inner.mkdir(parents=True)
+    assert runs[2].run_dir == inner
+
+
+def test_seed_placeholder_becomes_each_runs_seed(tmp_path):
+    # A new scaffold split per seed: {seed} in the common and trial
+    # overrides (ours) or the arguments (chemprop's) is the run's seed.
+    plan = tmp_path / 'plan.yaml'
+    plan.write_text(yaml.safe_dump({
+        'destination': 'kept', 'seeds': [3, 7],
+        'configs': ['configs/cpu/moleculenet/clintox.yaml'],
+        'common': ['data.split_seed={seed}'],
+        'trials': {'a': ['run_name=x{seed}y']}}))
+    runs = load_plan(plan, Path('runs/cpu'))
+    assert [(run.overrides, run.trial_overrides) for run in runs] == [
+        (['data.split_seed=3'], ['run_name=x3y']),
+        (['data.split_seed=7'], ['run_name=x7y'])]
+    assert 'data.split_seed=7' in runs[1].command()
+    plan = chemprop_plan(tmp_path, trials={'b': ['--split-seed', '{seed}']})
+    runs = load_plan(plan, Path('runs/cpu'))
+    assert [run.command()[run.command().index('--split-seed') + 1]
+            for run in runs] == ['0', '1']
