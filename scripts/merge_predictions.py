@@ -15,7 +15,7 @@ from pathlib import Path
 # Runs from a checkout without installation too.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graphormer_sepnorm.cli.predict import merge_main  # noqa: E402
+from graphormer_sepnorm.cli.merge import merge_main  # noqa: E402
 
 if __name__ == '__main__':
     sys.exit(merge_main())

@@ -50,7 +50,7 @@ COMMANDS: dict[str, Command] = {
                         're-evaluate a trained model on a dataset split'),
     'predict': Command('.predict:predict_main',
                        'predict properties of molecules from SMILES'),
-    'merge': Command('.predict:merge_main',
+    'merge': Command('.merge:merge_main',
                      "merge the outputs of 'predict --shard K/N' runs"),
     'convert-hf': Command('.convert:convert_main',
                           'convert a Hugging Face Graphormer to a checkpoint'),

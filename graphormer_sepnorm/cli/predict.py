@@ -1,5 +1,5 @@
-r"""The command lines of :obj:`scripts/predict.py` and
-:obj:`scripts/merge_predictions.py`.
+r"""The command line of :obj:`scripts/predict.py` (its shards are merged by
+:mod:`.merge`).
 
 Per-molecule problems become an error message in that molecule's row (exit
 status 0); problems with the call itself print one ``error: ...`` line to
@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 
 from .options import add_batch_size, add_device, add_quiet, fail
 
-__all__ = ['predict_parser', 'predict_main', 'merge_parser', 'merge_main']
+__all__ = ['predict_parser', 'predict_main']
 
 # Exit status of an interrupted run (128 + SIGINT), as shells report it.
 _INTERRUPTED = 130
@@ -382,42 +382,3 @@ def _summary_line(summary, predictor, by: Optional[str]) -> str:
     return (f'{what} ({summary.predicted:,} predicted, {summary.failed:,} '
             f'with an error{kept}) in {summary.seconds:.1f} s ({rate:,.0f} '
             f'molecules/s); {predictor.columns_description}')
-
-
-# Merge #######################################################################
-
-
-def merge_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
-    r"""The parser of :obj:`scripts/merge_predictions.py`; :obj:`prog` as
-    in :func:`predict_parser`."""
-    parser = argparse.ArgumentParser(
-        prog=prog, description='Merge the output files of the shards of one '
-        'predict --shard K/N run into one file in input order '
-        '(byte for byte the unsharded output; for --top runs, the top K of '
-        'all shards). Each part needs its .meta.json record beside it.',
-        epilog='Refuses, with a one-line message and exit status 2, parts '
-        'of different runs, a missing, repeated or unfinished shard, and an '
-        'output that cannot be written.')
-    parser.add_argument('parts', nargs='+', metavar='PART',
-                        help='the output file of each shard, in any order')
-    parser.add_argument('--output', required=True, metavar='CSV',
-                        help='the merged .csv or .csv.gz')
-    add_quiet(parser)
-    return parser
-
-
-def merge_main(argv: Optional[Sequence[str]] = None,
-               prog: Optional[str] = None) -> int:
-    r"""Runs :obj:`scripts/merge_predictions.py`; returns the exit status."""
-    args = merge_parser(prog).parse_args(argv)
-    from ..predict.merge import merge_predictions
-    from ..predict.prediction import PredictionError
-
-    try:
-        rows = merge_predictions(args.parts, args.output,
-                                 progress=not args.quiet)
-    except PredictionError as error:
-        return fail(str(error))
-    print(f'Merged {len(args.parts)} shards into {args.output} ({rows:,} '
-          f'rows)', file=sys.stderr)
-    return 0

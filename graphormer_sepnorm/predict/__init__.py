@@ -30,7 +30,8 @@ inside a function (``tests/predict/test_layers.py`` checks both):
   (those values from a file's columns or the :obj:`features` argument),
   :mod:`~.workers`
   (chunks mapped in order over worker processes, knowing nothing of models
-  or files);
+  or files), :mod:`~.device_errors` (a failure of the accelerator told from
+  one of the molecules of a batch);
 * files: :mod:`~.readers` (CSV, TSV, SMILES and SDF inputs, gzipped or not,
   stdin), :mod:`~.writers` (CSV outputs written chunk by chunk, resumable),
   :mod:`~.run_record` (the record beside each output that resume and merge
@@ -50,8 +51,9 @@ inside a function (``tests/predict/test_layers.py`` checks both):
   a checkpoint, several (an ensemble) or a bundled model, whose member
   files are checked against the registry first).
 
-The command lines (:obj:`scripts/predict.py`,
-:obj:`scripts/merge_predictions.py`) are :mod:`graphormer_sepnorm.cli.predict`.
+The command lines are :mod:`graphormer_sepnorm.cli.predict`
+(:obj:`scripts/predict.py`) and :mod:`graphormer_sepnorm.cli.merge`
+(:obj:`scripts/merge_predictions.py`).
 """
 from ..lazy_imports import lazy_getattr
 

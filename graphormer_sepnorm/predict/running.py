@@ -16,6 +16,7 @@ import torch
 
 from ..checkpoint import ModelCard
 from ..data.molecule_graphs import Graph, GraphBatch, collate, prepare_graph
+from .device_errors import is_device_error
 from .feature_columns import FeatureValues, with_features
 from .molecules import SMILES, FeaturizedChunk, Molecule, featurize_molecules
 from .pipeline import PredictFileOptions, PredictionSummary, predict_file
@@ -23,7 +24,7 @@ from .prediction import (ChunkResult, Prediction, PredictionError,
                          molecule_values, output_columns, prediction_columns)
 from .workers import Chunk, ChunkFunction, single_thread, stream_chunks
 
-__all__ = ['PredictorBase', 'is_device_error']
+__all__ = ['PredictorBase']
 
 PathLike = Union[str, Path]
 
@@ -385,24 +386,6 @@ class PredictorBase:
                     [run[1] for run in runs], axis=1)):
                 entry['embedding'] = row
         return fields
-
-
-#: Parts of the messages of errors that come from the device, not from a
-#: molecule (CUDA errors, device-side asserts, cuBLAS/cuDNN failures).
-_DEVICE_ERROR_MARKERS = ('CUDA', 'cuda', 'device-side assert', 'CUBLAS',
-                         'cuBLAS', 'CUDNN', 'cuDNN')
-
-
-def is_device_error(error: BaseException) -> bool:
-    r"""Whether :obj:`error` is a failure of the accelerator (a CUDA error,
-    a device-side assert, CUDA out of memory) rather than of the molecules
-    of the batch."""
-    kinds = tuple(kind for kind in (getattr(torch.cuda, 'CudaError', None),
-                                    getattr(torch, 'AcceleratorError', None),
-                                    torch.cuda.OutOfMemoryError)
-                  if isinstance(kind, type))
-    return isinstance(error, kinds) or any(
-        marker in str(error) for marker in _DEVICE_ERROR_MARKERS)
 
 
 def _first_line(error: BaseException) -> str:

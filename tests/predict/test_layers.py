@@ -19,6 +19,7 @@ PACKAGE = REPO / 'graphormer_sepnorm' / 'predict'
 #: lower one (as the package docstring lists them).
 LAYERS = {
     'prediction': 0, 'molecules': 0, 'feature_columns': 0, 'workers': 0,
+    'device_errors': 0,
     'readers': 1, 'writers': 1, 'run_record': 1, 'shards': 1, 'top_k': 1,
     'embeddings': 1, 'file_run': 1, 'pipeline': 1, 'merge': 1,
     'running': 2, 'ensemble': 2,

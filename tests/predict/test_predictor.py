@@ -242,19 +242,6 @@ def test_a_device_error_stops_instead_of_retrying_each_molecule(
     assert calls == [6]  # no molecule-by-molecule retry
 
 
-def test_only_device_errors_count_as_device_errors():
-    is_device_error = running_module.is_device_error
-    assert is_device_error(RuntimeError('CUDA error: an illegal memory access '
-                                        'was encountered'))
-    assert is_device_error(torch.cuda.OutOfMemoryError('out of memory'))
-    assert is_device_error(RuntimeError('Expected all tensors to be on the '
-                                        'same device, cuda:0 and cpu'))
-    assert not is_device_error(ValueError('graph with 600 nodes, more than '
-                                          'max_nodes=512'))
-    assert not is_device_error(IndexError('index 40 is out of bounds'))
-    assert not is_device_error(RuntimeError('shape mismatch'))
-
-
 # Checkpoints #################################################################
 
 
