@@ -37,7 +37,7 @@ sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 
-from benchmarks.analysis.results import mean_std  # noqa: E402
+from benchmarks.analysis.formatting import mean_std  # noqa: E402
 
 #: The MoleculeNet classification sets, by name: their training config
 #: (relative to the repository; its data.path names the CSV).

@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
-from benchmarks.analysis.results import write_report  # noqa: E402
+from benchmarks.analysis.benchmark_report import write_report  # noqa: E402
 from benchmarks.predict_throughput import (PREDICT, ZINC250K,  # noqa: E402
                                            commit, cpu_model, env_with,
                                            run_measured, zinc_smiles)

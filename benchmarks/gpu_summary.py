@@ -18,7 +18,8 @@ from typing import Optional
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.analysis.results import mean_std, update_readme  # noqa: E402
+from benchmarks.analysis.formatting import mean_std  # noqa: E402
+from benchmarks.analysis.readme_blocks import update_readme  # noqa: E402
 from benchmarks.analysis.runs import (PAPER, group_runs,  # noqa: E402
                                       load_runs)
 

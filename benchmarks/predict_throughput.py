@@ -50,7 +50,7 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
-from benchmarks.analysis.results import write_report  # noqa: E402
+from benchmarks.analysis.benchmark_report import write_report  # noqa: E402
 from graphormer_sepnorm import GraphormerSepNorm  # noqa: E402
 from graphormer_sepnorm.checkpoint import ModelCard, save_model  # noqa: E402
 from graphormer_sepnorm.predict import Predictor, collate  # noqa: E402

@@ -25,7 +25,7 @@ from pathlib import Path
 # The research tooling (benchmarks/) is imported from the repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.analysis.results import update_readme
+from benchmarks.analysis.readme_blocks import update_readme
 
 BLOCK = 'pretraining'
 GENERATOR = 'benchmarks/pretraining_summary.py'

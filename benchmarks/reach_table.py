@@ -23,7 +23,7 @@ from benchmarks.analysis.reach import (ablation_summary,  # noqa: E402
                                        ablation_table, ablation_verdict,
                                        reach_markdown, reach_sets,
                                        reach_summary)
-from benchmarks.analysis.results import update_readme  # noqa: E402
+from benchmarks.analysis.readme_blocks import update_readme  # noqa: E402
 from benchmarks.analysis.runs import dataset_of, load_runs  # noqa: E402
 
 GENERATOR = 'benchmarks/reach_table.py'

@@ -36,7 +36,7 @@ from torch_geometric.data import Batch
 # The research tooling (benchmarks/) is imported from the repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.analysis.results import update_readme
+from benchmarks.analysis.readme_blocks import update_readme
 from graphormer_sepnorm.bundled import BUNDLED_MODELS, bundled_model_paths
 from graphormer_sepnorm.checkpoint import load_model, read_card
 from graphormer_sepnorm.data.featurize import (FeaturizationError,

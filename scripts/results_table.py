@@ -37,10 +37,8 @@ from benchmarks.analysis.graph_token_summary import geometry_markdown
 from benchmarks.analysis.result_plots import (plot_test_predictions,
                                               plot_time_to_accuracy,
                                               plot_validation_curves)
-from benchmarks.analysis.results import (readme_markers,
-                                         results_markdown,
-                                         results_summary,
-                                         update_readme)
+from benchmarks.analysis.readme_blocks import readme_markers, update_readme
+from benchmarks.analysis.results import results_markdown, results_summary
 from benchmarks.analysis.runs import group_runs, load_runs
 from benchmarks.analysis.tuning import trials_table
 from benchmarks.bundling.summary import bundled_models_markdown

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .results import mean_std, metric_format, metric_name
+from .formatting import mean_std, metric_format, metric_name
 from .runs import Group, mean_val, ranked_by_validation
 
 #: Bundled model name -> the benchmark (results-table dataset) its family is

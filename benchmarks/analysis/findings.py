@@ -16,8 +16,8 @@ import statistics
 from typing import Sequence
 
 from .comparisons import Contrast, contrast, contrasts, p_text
-from .results import (interval_text, mean_std, metric_format, metric_name,
-                      short_name, significance_text)
+from .formatting import (interval_text, mean_std, metric_format,
+                         metric_name, short_name, significance_text)
 from .runs import Group, by_dataset, common_threshold, minutes_reached
 
 #: How every difference of the block is signed.

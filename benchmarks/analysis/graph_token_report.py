@@ -16,8 +16,8 @@ from graphormer_sepnorm.checkpoint import RUN_WEIGHTS_COMMIT
 from graphormer_sepnorm.training.evaluate import load_checkpoint_split
 from graphormer_sepnorm.analysis.graph_token import (
     anisotropy, graph_token_embeddings, pairwise_cosine, uniformity)
+from .formatting import mean_std
 from .graph_token_summary import group_rows, summarize_geometry
-from .results import mean_std
 from .runs import NORM_LABELS, load_runs
 
 PathLike = Union[str, Path]

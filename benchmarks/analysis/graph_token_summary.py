@@ -12,7 +12,7 @@ from dataclasses import asdict
 from typing import Any, Optional, Sequence
 
 from .comparisons import p_text, welch
-from .results import mean_std
+from .formatting import mean_std
 from .runs import NORM_LABELS
 
 #: The per-run quantities; lower is more uniform, resp. more isotropic.

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from .comparisons import Comparison, p_text, welch
+from .formatting import mean_std
 from .methods import method_of
-from .results import mean_std
 from .runs import dataset_of
 
 #: The methods of a set, in table order, with their column titles.

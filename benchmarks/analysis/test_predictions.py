@@ -27,7 +27,7 @@ __all__ = ['read_test_predictions', 'common_molecules', 'score_on',
 def read_test_predictions(run: dict) -> Optional[dict[int, tuple[float,
                                                                  float]]]:
     r"""The test predictions of a run loaded by
-    :func:`~benchmarks.analysis.results.load_runs`, as
+    :func:`~benchmarks.analysis.runs.load_runs`, as
     :obj:`{id: (target, prediction)}`, or :obj:`None` when the run kept
     none (its :obj:`results.json` names no :obj:`test_predictions` file, or
     the file is missing), plain or gzipped (``.csv.gz``). Only

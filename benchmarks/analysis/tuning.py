@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 from typing import Sequence
 
-from .results import mean_std
+from .formatting import mean_std
 from .runs import NORM_LABELS, dataset_of
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.analysis.bundle_choice import (bundle_choice_markdown,
                                                candidates, choose_families)
-from benchmarks.analysis.results import readme_markers
+from benchmarks.analysis.readme_blocks import readme_markers
 from benchmarks.analysis.runs import group_runs, load_runs
 from graphormer_sepnorm.bundled import (BUNDLED_MODELS, bundled_dir,
                                         bundled_model_paths)

@@ -11,7 +11,7 @@ from scipy import stats
 from benchmarks.analysis.from_smiles import (SETS, from_smiles_markdown,
                                              from_smiles_sets,
                                              from_smiles_summary, goal_met)
-from benchmarks.analysis.results import readme_markers
+from benchmarks.analysis.readme_blocks import readme_markers
 from benchmarks.analysis.runs import load_runs
 from conftest import REPO
 

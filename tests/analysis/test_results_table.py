@@ -13,12 +13,11 @@ import pytest
 
 from benchmarks.analysis.comparisons import p_text, welch
 from benchmarks.analysis.findings import best_sentence, findings_markdown
-from benchmarks.analysis.results import (README_BEGIN, README_END,
-                                         comparison_table,
-                                         goal_verdicts, mean_std,
-                                         protocol_line,
-                                         readme_markers,
-                                         results_summary,
+from benchmarks.analysis.formatting import mean_std
+from benchmarks.analysis.readme_blocks import (README_BEGIN, README_END,
+                                               readme_markers)
+from benchmarks.analysis.results import (comparison_table, goal_verdicts,
+                                         protocol_line, results_summary,
                                          results_table, stand_in_note,
                                          summary_rows, verdicts)
 from benchmarks.analysis.runs import (group_runs, load_runs,

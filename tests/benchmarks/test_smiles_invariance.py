@@ -9,7 +9,7 @@ import pytest
 
 from benchmark_helpers import script_module
 from conftest import shared_path
-from benchmarks.analysis.results import readme_markers
+from benchmarks.analysis.readme_blocks import readme_markers
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / 'benchmarks' / 'results' / 'smiles_invariance'

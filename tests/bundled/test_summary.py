@@ -3,7 +3,7 @@ cards of the member files, and the committed README holds exactly what the
 installed members' cards say."""
 from pathlib import Path
 
-from benchmarks.analysis.results import readme_markers
+from benchmarks.analysis.readme_blocks import readme_markers
 from graphormer_sepnorm.bundled import BUNDLED_MODELS, member_filename
 from benchmarks.bundling.summary import bundled_models_markdown
 from graphormer_sepnorm.checkpoint import save_model

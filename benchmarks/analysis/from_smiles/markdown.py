@@ -9,8 +9,8 @@ from typing import Optional, Sequence
 from graphormer_sepnorm.models import NORM_NAMES
 from graphormer_sepnorm.training.run_results import TEST_PROTOCOLS
 from ..comparisons import Comparison, p_text
+from ..formatting import mean_std, metric_title, metric_units
 from ..reach import Paired
-from ..results import mean_std, metric_title, metric_units
 from ..runs import test_protocol_of
 from .rows import (GOAL, PER_SEED_SPLITS, Row, SetResult, budget_counts,
                    goal_counts, goal_met)
