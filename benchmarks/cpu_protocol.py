@@ -115,15 +115,16 @@ def prepare_datasets(runs: list[Run]) -> None:
             prepared.add(key)
 
 
-def run_plan(plan_path: Path, jobs: int, workdir: Path,
+def run_plan(plan_path: Path, plan_runs: list[Run], jobs: int,
              dry_run: bool = False,
              trials: list[str] | None = None,
              seeds: list[int] | None = None) -> int:
-    r"""Runs the unfinished runs of a plan, :obj:`jobs` at a time; returns
-    the number of runs that failed. With :obj:`trials` or :obj:`seeds`,
-    only the runs of those trials and seeds (a plan that holds none is
-    skipped): two processes can then share a plan's runs out."""
-    runs = [run for run in load_plan(plan_path, workdir)
+    r"""Runs the unfinished runs of the plan :obj:`plan_path` (its
+    :func:`load_plan` runs :obj:`plan_runs`), :obj:`jobs` at a time;
+    returns the number of runs that failed. With :obj:`trials` or
+    :obj:`seeds`, only the runs of those trials and seeds (a plan that holds
+    none is skipped): two processes can then share a plan's runs out."""
+    runs = [run for run in plan_runs
             if (trials is None or run.trial in trials)
             and (seeds is None or run.seed in seeds)]
     if not runs:
@@ -206,10 +207,13 @@ def main(argv=None) -> int:
         return 2
     failed = 0
     try:
-        check_selection_exists(args.plans, args.workdir, args.trials,
-                               args.seeds)
-        for plan in args.plans:
-            failed += run_plan(plan, args.jobs, args.workdir, args.dry_run,
+        # Every plan read once, up front: a bad plan or selection stops
+        # before any run starts.
+        plans = [(plan, load_plan(plan, args.workdir)) for plan in args.plans]
+        check_selection_exists([run for _, runs in plans for run in runs],
+                               args.trials, args.seeds)
+        for plan, runs in plans:
+            failed += run_plan(plan, runs, args.jobs, args.dry_run,
                                args.trials, args.seeds)
     except PlanError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -170,13 +170,11 @@ def _norm_of(config: str) -> str:
     return load_config(config, env={}, check_paths=False)['model']['norm']
 
 
-def check_selection_exists(plans: list[Path], workdir: Path,
-                           trials: list[str] | None = None,
+def check_selection_exists(runs: list[Run], trials: list[str] | None = None,
                            seeds: list[int] | None = None) -> None:
     r"""Raises :class:`PlanError` naming each of :obj:`trials` and
-    :obj:`seeds` that none of :obj:`plans` holds (a typo would otherwise
-    run nothing)."""
-    runs = [run for plan in plans for run in load_plan(plan, workdir)]
+    :obj:`seeds` that none of :obj:`runs` (those of every plan asked for)
+    holds (a typo would otherwise run nothing)."""
     for kind, wanted, held in (
             ('trials', trials, {run.trial for run in runs}),
             ('seeds', seeds, {run.seed for run in runs})):
