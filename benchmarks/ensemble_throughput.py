@@ -29,9 +29,10 @@ sys.path.insert(0, str(REPO))
 import torch  # noqa: E402
 
 from benchmarks.analysis.benchmark_report import write_report  # noqa: E402
-from benchmarks.predict_throughput import (PREDICT, ZINC250K,  # noqa: E402
-                                           commit, cpu_model, env_with,
-                                           run_measured, zinc_smiles)
+from benchmarks.throughput.measure import (commit, cpu_model,  # noqa: E402
+                                           env_with, run_measured)
+from benchmarks.throughput.sections import (PREDICT, ZINC250K,  # noqa: E402
+                                            zinc_smiles)
 from graphormer_sepnorm.bundled import (BUNDLED_MODELS,  # noqa: E402
                                         bundled_model_paths)
 
