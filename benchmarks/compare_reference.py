@@ -34,9 +34,9 @@ import argparse
 import gzip
 import json
 import math
+import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 import warnings
@@ -51,6 +51,7 @@ sys.path.insert(0, str(REPO))
 from graphormer_sepnorm.convert import convert_graphormer, to_sepnorm  # noqa
 from graphormer_sepnorm.data.featurize import (FeaturizationError,  # noqa
                                                smiles_to_ogb_graph)
+from graphormer_sepnorm.training.hardware import cpu_model  # noqa
 from graphormer_sepnorm.transforms import (AddShortestPaths,  # noqa
                                            add_batch_layout)
 from gpu_check_plan import recipe_batch_size  # noqa: E402 (benchmarks/)
@@ -394,23 +395,14 @@ def jsonable_to(batch, device):
 
 
 def hardware() -> str:
-    try:
-        lscpu = subprocess.run(['lscpu'], capture_output=True, text=True,
-                               check=False).stdout
-        model = next((line.split(':', 1)[1].strip()
-                      for line in lscpu.splitlines()
-                      if line.startswith('Model name')), platform.processor())
-    except OSError:
-        model = platform.processor()
-    import os
     cores = len(os.sched_getaffinity(0)) if hasattr(
         os, 'sched_getaffinity') else os.cpu_count()
     gpu = (torch.cuda.get_device_name(0) if torch.cuda.is_available() else
            'none (GPU rows not measured)')
     import transformers
     load = ', '.join(f'{v:.1f}' for v in os.getloadavg())
-    return (f'CPU: {model}, {cores} cores usable (load average at the end: '
-            f'{load}; the machine was shared with other jobs), torch threads '
+    return (f'CPU: {cpu_model()}, {cores} cores usable (load average at the '
+            f'end: {load}; the machine was shared with other jobs), torch threads '
             f'{torch.get_num_threads()}; GPU: {gpu}; Python '
             f'{platform.python_version()}, torch {torch.__version__}, '
             f'transformers {transformers.__version__}')

@@ -29,12 +29,13 @@ sys.path.insert(0, str(REPO))
 import torch  # noqa: E402
 
 from benchmarks.analysis.benchmark_report import write_report  # noqa: E402
-from benchmarks.throughput.measure import (commit, cpu_model,  # noqa: E402
-                                           env_with, run_measured)
+from benchmarks.throughput.measure import (commit, env_with,  # noqa: E402
+                                           run_measured)
 from benchmarks.throughput.sections import (PREDICT, ZINC250K,  # noqa: E402
                                             zinc_smiles)
 from graphormer_sepnorm.bundled import (BUNDLED_MODELS,  # noqa: E402
                                         bundled_model_paths)
+from graphormer_sepnorm.training.hardware import cpu_model  # noqa: E402
 
 #: The ensembles measured, each beside its single member.
 ENSEMBLES = tuple(name for name, entry in BUNDLED_MODELS.items()

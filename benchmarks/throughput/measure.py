@@ -2,31 +2,18 @@ r"""Measuring a command and the machine it runs on, for the throughput
 benchmarks (``benchmarks/predict_throughput.py``,
 ``benchmarks/ensemble_throughput.py``): wall time, CPU time and peak
 memory of a process tree (:func:`run_measured`), and what a report says
-of the machine and the code (:func:`cpu_model`, :func:`memory_gb`,
-:func:`commit`, :func:`portable`)."""
+of the machine and the code (:func:`memory_gb`, :func:`commit`,
+:func:`portable`; the processor's name is
+:func:`graphormer_sepnorm.training.hardware.cpu_model`)."""
 from __future__ import annotations
 
 import os
-import platform
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def cpu_model() -> str:
-    r"""The processor's model name (``lscpu``), or the platform's."""
-    try:
-        out = subprocess.run(['lscpu'], capture_output=True, text=True,
-                             check=True).stdout
-        for line in out.splitlines():
-            if line.startswith('Model name:'):
-                return line.split(':', 1)[1].strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return platform.processor() or 'unknown'
 
 
 def memory_gb() -> str:

@@ -9,7 +9,9 @@ import statistics
 
 import torch
 
-from .measure import commit, cpu_model, memory_gb
+from graphormer_sepnorm.training.hardware import cpu_model
+
+from .measure import commit, memory_gb
 
 
 def report(args, results: dict, model_name: str, load_before,

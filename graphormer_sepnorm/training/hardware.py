@@ -7,7 +7,7 @@ from typing import Mapping, Optional
 
 import torch
 
-__all__ = ['hardware_name', 'resolved_accelerator', 'THREADS_ENV',
+__all__ = ['cpu_model', 'hardware_name', 'resolved_accelerator', 'THREADS_ENV',
            'free_cores', 'configure_threads', 'oversubscription']
 
 #: The environment variable OpenMP and torch read their thread count from;
@@ -15,20 +15,24 @@ __all__ = ['hardware_name', 'resolved_accelerator', 'THREADS_ENV',
 THREADS_ENV = 'OMP_NUM_THREADS'
 
 
-def hardware_name(accelerator: str) -> str:
-    r"""GPU name, or the CPU model name and core count."""
-    if accelerator in ('cuda', 'gpu') and torch.cuda.is_available():
-        return torch.cuda.get_device_name(torch.cuda.current_device())
-    name = platform.processor() or 'CPU'
+def cpu_model() -> str:
+    r"""The processor's model name (:obj:`model name` of
+    :file:`/proc/cpuinfo`), or the platform's where that cannot be read."""
     try:
         with open('/proc/cpuinfo') as f:
             for line in f:
                 if line.startswith('model name'):
-                    name = line.split(':', 1)[1].strip()
-                    break
+                    return line.split(':', 1)[1].strip()
     except OSError:
         pass
-    return f"{name} ({os.cpu_count()} cores)"
+    return platform.processor() or 'CPU'
+
+
+def hardware_name(accelerator: str) -> str:
+    r"""GPU name, or the CPU model name and core count."""
+    if accelerator in ('cuda', 'gpu') and torch.cuda.is_available():
+        return torch.cuda.get_device_name(torch.cuda.current_device())
+    return f"{cpu_model()} ({os.cpu_count()} cores)"
 
 
 def resolved_accelerator(config: dict) -> str:

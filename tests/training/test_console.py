@@ -1,6 +1,6 @@
 """What a run shows while it trains (training/console.py,
-training/hardware.py): the thread count chosen for the machine, one
-progress bar over the whole run (also after --resume), and no third-party
+training/hardware.py): the thread count chosen for the machine, the
+processor's name its results record, one progress bar over the whole run (also after --resume), and no third-party
 noise."""
 import os
 import re
@@ -94,3 +94,21 @@ def test_one_bar_over_the_whole_run_and_after_resume(zinc_property_frame,
     assert re.search(r'best_val=\d', resumed.out)
     for noise in ('litlogger', 'LeafSpec', 'log_every_n_steps'):
         assert noise not in first.err + resumed.err
+
+
+def test_cpu_model_is_what_lscpu_names():
+    # lscpu (util-linux) reads the processor's name its own way: an
+    # independent truth where it is installed.
+    import shutil
+    import subprocess
+    if shutil.which('lscpu') is None:
+        pytest.skip('lscpu is not installed')
+    out = subprocess.run(['lscpu'], capture_output=True, text=True,
+                         check=True).stdout
+    named = [line.split(':', 1)[1].strip() for line in out.splitlines()
+             if line.startswith('Model name:')]
+    if not named:
+        pytest.skip('lscpu names no model here')
+    assert hardware.cpu_model() == named[0]
+    assert hardware.hardware_name('cpu') == \
+        f"{named[0]} ({os.cpu_count()} cores)"
