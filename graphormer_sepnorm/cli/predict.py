@@ -143,9 +143,12 @@ def predict_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
                         'against measured (binary: the ROC curve) and each '
                         "molecule's error")
     report.add_argument('--report-steps', type=int, default=8, metavar='N',
-                        help='integration steps of the atom contributions '
-                        '(integrated gradients on the atom embeddings); 0: '
-                        'no contributions (default: 8)')
+                        help='integration steps the atom contributions '
+                        '(integrated gradients on the atom embeddings) start '
+                        'with, doubled for a molecule whose contributions do '
+                        "not add up to its prediction minus the baseline's "
+                        '(the page says to within what); 0: no '
+                        'contributions (default: 8)')
     add_batch_size(parser, 128)
     parser.add_argument('--chunk-size', type=int, metavar='N',
                         help='consecutive molecules sorted by size and '

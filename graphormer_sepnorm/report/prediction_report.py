@@ -65,8 +65,10 @@ class ReportOptions:
         by (int): The prediction column that ranks (its position).
             (default: :obj:`0`)
         ascending (bool): Lower values are better. (default: :obj:`False`)
-        steps (int): Integration steps of the contributions (see
-            :func:`~.contributions.atom_contributions`); :obj:`0`: none.
+        steps (int): Integration steps the contributions start with,
+            doubled for a molecule whose contributions miss its prediction
+            (see :func:`~.contributions.atom_contributions`); :obj:`0`:
+            none.
             (default: :obj:`8`)
         seed (int): Seed of the random sample. (default: :obj:`0`)
         target_name (str, optional): The input column of measured values.
@@ -167,7 +169,8 @@ def write_prediction_report(path: Union[str, Path],
                     else WithColumns(m.smiles, m.features)
                     for m, _ in shown], steps=steps)
         if steps and shown else [None] * len(shown))
-    method = describe_method(predictor, steps) if steps else ''
+    method = (describe_method(predictor, steps, contributions) if steps
+              else '')
     columns_read = predictor.feature_columns if steps else []
     if columns_read and any(m.features is None for m, _ in shown):
         method += (f'. Molecules without their values of the feature '
@@ -275,7 +278,8 @@ def _table(shown: list[tuple[ReportMolecule, list[str]]],
         label = ', '.join(f'top #{g[3:]}' if g.startswith('top') else g
                           for g in groups if g != 'top')
         cells = [esc(label), str(molecule.row),
-                 drawing_html(molecule.smiles, atoms),
+                 drawing_html(molecule.smiles,
+                              atoms.values if atoms else None),
                  esc(molecule.smiles)]
         values: list[Optional[str]] = [None, str(molecule.row), None, None]
         for k in range(len(columns)):

@@ -39,8 +39,10 @@ def write_run_report(run_dir: Union[str, Path],
             (default: :obj:`run_dir/report.html`)
         worst (int, optional): Worst-predicted test molecules shown.
             (default: :obj:`12`)
-        steps (int, optional): Integration steps of their atom
-            contributions; :obj:`0`: none. (default: :obj:`8`)
+        steps (int, optional): Integration steps their atom
+            contributions start with (see
+            :func:`~.contributions.atom_contributions`); :obj:`0`: none.
+            (default: :obj:`8`)
 
     Raises:
         FileNotFoundError: If :obj:`run_dir` has no :obj:`results.json`.
@@ -160,7 +162,8 @@ def _worst(rows: list[dict[str, str]], results: dict, run_dir: Path,
             contributions = atom_contributions(predictor, molecules,
                                                steps=steps)
             note += (f'<p class="note">Atom shading: '
-                     f'{esc(describe_method(predictor, steps))}; red raises '
+                     f'{esc(describe_method(predictor, steps, contributions))}; '
+                     f'red raises '
                      f'the prediction, blue lowers it.</p>')
     ids = [k for k in rows[0] if k not in (smiles_key, label, predicted)
            and not k.endswith('_prediction')
@@ -176,7 +179,8 @@ def _worst(rows: list[dict[str, str]], results: dict, run_dir: Path,
         cells = [esc(row[k]) for k in ids]
         values: list[Optional[str]] = [None] * len(ids)
         if smiles_key:
-            cells += [drawing_html(row[smiles_key], atoms),
+            cells += [drawing_html(row[smiles_key],
+                                   atoms.values if atoms else None),
                       esc(row[smiles_key])]
             values += [None, None]
         cells += [number(y), number(p), number(p - y)]
