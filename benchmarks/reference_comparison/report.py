@@ -20,8 +20,8 @@ def hardware() -> str:
     import transformers
     load = ', '.join(f'{v:.1f}' for v in os.getloadavg())
     return (f'CPU: {cpu_model()}, {cores} cores usable (load average at the '
-            f'end: {load}; the machine was shared with other jobs), torch threads '
-            f'{torch.get_num_threads()}; GPU: {gpu}; Python '
+            f'end: {load}; the machine was shared with other jobs), torch '
+            f'threads {torch.get_num_threads()}; GPU: {gpu}; Python '
             f'{platform.python_version()}, torch {torch.__version__}, '
             f'transformers {transformers.__version__}')
 

@@ -63,10 +63,10 @@ FIXED_FEATURES = ('; the molecule-level features of the graph token '
                   'atoms are attributed, so they take no share')
 
 
-def describe_method(predictor, steps: int,
-                    contributions: Sequence[Optional['AtomContributions']] = (),
-                    tolerance: float = TOLERANCE, max_steps: int = MAX_STEPS
-                    ) -> str:
+def describe_method(
+        predictor, steps: int,
+        contributions: Sequence[Optional['AtomContributions']] = (),
+        tolerance: float = TOLERANCE, max_steps: int = MAX_STEPS) -> str:
     r"""How the contributions of :obj:`predictor` are computed with
     :obj:`steps` midpoints (and :func:`atom_contributions`'
     :obj:`tolerance` and :obj:`max_steps`), in words (plain text):
@@ -217,20 +217,18 @@ def _integrate(predictor, prepared: list, steps: int, batch_size: int
     copies = steps + 2
     per_batch = max(1, batch_size // copies)
     # The midpoints, then the baseline (0) and the molecule (1).
-    alphas = torch.cat([(torch.arange(steps, dtype=torch.float64) + 0.5)
-                        / steps, torch.tensor([0.0, 1.0], dtype=torch.float64)])
+    midpoints = (torch.arange(steps, dtype=torch.float64) + 0.5) / steps
+    alphas = torch.cat([midpoints, torch.tensor([0.0, 1.0],
+                                                dtype=torch.float64)])
     results = []
     for start in range(0, len(prepared), per_batch):
         group = prepared[start:start + per_batch]
         graphs = [g for _, g, _ in group for _ in range(copies)]
-        total, targets = None, None
-        for member in predictor.members:
-            batch = collate(graphs, member._layout).to(member.device)
-            scores, gaps = _integrated_gradients(member, batch, alphas, steps)
-            total = scores if total is None else total + scores
-            targets = gaps if targets is None else targets + gaps
-        total /= len(predictor.members)
-        targets /= len(predictor.members)
+        per_member = [_integrated_gradients(
+            member, collate(graphs, member._layout).to(member.device),
+            alphas, steps) for member in predictor.members]
+        total = np.mean([scores for scores, _ in per_member], axis=0)
+        targets = np.mean([gaps for _, gaps in per_member], axis=0)
         offset = 0
         for (_, graph, order), target in zip(group, targets):
             n = graph[0].shape[0]

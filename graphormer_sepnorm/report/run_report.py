@@ -161,10 +161,9 @@ def _worst(rows: list[dict[str, str]], results: dict, run_dir: Path,
         if molecules is not None:
             contributions = atom_contributions(predictor, molecules,
                                                steps=steps)
-            note += (f'<p class="note">Atom shading: '
-                     f'{esc(describe_method(predictor, steps, contributions))}; '
-                     f'red raises '
-                     f'the prediction, blue lowers it.</p>')
+            method = describe_method(predictor, steps, contributions)
+            note += (f'<p class="note">Atom shading: {esc(method)}; red '
+                     f'raises the prediction, blue lowers it.</p>')
     ids = [k for k in rows[0] if k not in (smiles_key, label, predicted)
            and not k.endswith('_prediction')
            and k not in (results.get('targets') or [])]

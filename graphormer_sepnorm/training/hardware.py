@@ -7,8 +7,9 @@ from typing import Mapping, Optional
 
 import torch
 
-__all__ = ['cpu_model', 'hardware_name', 'resolved_accelerator', 'THREADS_ENV',
-           'free_cores', 'configure_threads', 'oversubscription']
+__all__ = ['cpu_model', 'hardware_name', 'resolved_accelerator',
+           'THREADS_ENV', 'free_cores', 'configure_threads',
+           'oversubscription']
 
 #: The environment variable OpenMP and torch read their thread count from;
 #: when it is set, :func:`configure_threads` keeps it (the user chose).

@@ -3,8 +3,8 @@ embeddings) against independent truths: a model trained to count nitrogen
 atoms puts the count on the nitrogens; the contributions add up to the
 prediction minus the baseline's (the baseline computed here with its own
 hook), to within the tolerance that refinement guarantees, and the error
-each reports is the one measured here; every spelling of a SMILES gives each atom the same contribution
-(atoms matched by RDKit's substructure match, not by the canonical order
+each reports is the one measured here; every spelling of a SMILES gives
+each atom the same contribution (atoms matched by RDKit's substructure match, not by the canonical order
 the library uses)."""
 import random
 
@@ -125,7 +125,8 @@ def test_refinement_doubles_the_midpoints_until_they_add_up(
         max_steps=16)} == {16}
 
 
-def test_method_names_the_molecules_that_still_miss(counting_predictor):  # noqa: F811,E501
+def test_method_names_the_molecules_that_still_miss(
+        counting_predictor):  # noqa: F811
     # By hand: the values add up to 1.5 where 3.0 was due, an error of
     # 1.5 / max(3.0, 1.5) = 50%; the other adds up exactly.
     missed = AtomContributions(np.array([1.0, 0.5]), 256, 3.0)

@@ -1,7 +1,7 @@
 """What a run shows while it trains (training/console.py,
 training/hardware.py): the thread count chosen for the machine, the
-processor's name its results record, one progress bar over the whole run (also after --resume), and no third-party
-noise."""
+processor's name its results record, one progress bar over the whole run
+(also after --resume), and no third-party noise."""
 import os
 import re
 import warnings
