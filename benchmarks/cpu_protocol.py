@@ -64,6 +64,12 @@ commit a lie. Commit or stash them first. A tuning plan, which never reads
 test, may run from a dirty tree; its commit is then recorded with a
 ``+dirty`` suffix.
 
+When the plans are done and the final runs of ``benchmarks/results/runs``
+make the bundled models' rule (``benchmarks/analysis/bundle_choice.py``)
+choose other runs than the package ships, it prints the
+``scripts/bundle_model.py`` command over those runs' weights: bundle them
+before the machine goes, since the weights are in no commit.
+
 Example::
 
     python benchmarks/cpu_protocol.py benchmarks/plans/tune_zinc_subset_lr.yaml
@@ -174,6 +180,42 @@ def run_plan(plan_path: Path, plan_runs: list[Run], jobs: int,
     return failed
 
 
+def bundle_reminders(destination: Path, workdir: Path,
+                     shipped=None) -> list[str]:
+    r"""What must be bundled before this machine goes: for every bundled
+    model whose rule (:mod:`benchmarks.analysis.bundle_choice`) now chooses
+    a family of other runs than it ships, a message with the
+    ``scripts/bundle_model.py`` command over that family's weights, which
+    stay on this machine only (below :obj:`workdir`, out of git). The rule
+    reads the final runs of :data:`~.bundle_choice.RUNS_ROOT`, so another
+    :obj:`destination` has none. :obj:`shipped` (bundled name -> its
+    members) defaults to the installed member files."""
+    from benchmarks.analysis.bundle_choice import (RUNS_ROOT,
+                                                   shipped_members,
+                                                   stale_bundles)
+    from benchmarks.analysis.runs import group_runs, load_runs
+    if destination != Path(RUNS_ROOT) or not destination.is_dir():
+        return []
+    groups = group_runs(load_runs(destination))
+    messages = []
+    for choice in stale_bundles(groups, shipped or shipped_members):
+        kept = [Path(run['path']).relative_to(destination)
+                for run in sorted(choice.chosen.runs,
+                                  key=lambda run: run['seed'])]
+        weights = ' '.join(str(workdir / destination.name / k)
+                           for k in kept)
+        results = ' '.join(f'--results {destination / k / "results.json"}'
+                           for k in kept)
+        messages.append(
+            f"bundle now: the rule chooses {choice.chosen.label} for "
+            f"--model {choice.name}, not the runs it ships, and their "
+            f"weights are only below {workdir} on this machine, not in git "
+            f"(scripts/README.md, \"Bundle your own\"):\n"
+            f"  python scripts/bundle_model.py {choice.name} "
+            f"{weights} {results}")
+    return messages
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split('\n\n')[0],
@@ -215,6 +257,11 @@ def main(argv=None) -> int:
         for plan, runs in plans:
             failed += run_plan(plan, runs, args.jobs, args.dry_run,
                                args.trials, args.seeds)
+        if not args.dry_run:
+            for destination in dict.fromkeys(run.destination for _, runs
+                                             in plans for run in runs):
+                for message in bundle_reminders(destination, args.workdir):
+                    print(message, flush=True)
     except PlanError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

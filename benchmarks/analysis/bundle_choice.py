@@ -14,7 +14,8 @@ Test plays no part in the choice; the table reports it afterwards.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from pathlib import Path
+from typing import Callable, Optional, Sequence
 
 from .formatting import mean_std, metric_format, metric_name
 from .runs import Group, mean_val, ranked_by_validation
@@ -22,6 +23,11 @@ from .runs import Group, mean_val, ranked_by_validation
 #: Bundled model name -> the benchmark (results-table dataset) its family is
 #: chosen on.
 BUNDLED_BENCHMARKS = {'molhiv': 'molhiv', 'zinc': 'zinc_subset'}
+#: The committed final runs the rule reads (relative to the repository).
+RUNS_ROOT = 'benchmarks/results/runs'
+
+#: A run as the rule and the model cards name it: (plan, norm, seed).
+Member = tuple[str, str, int]
 
 
 def candidates(groups: Sequence[Group], dataset: str) -> list[Group]:
@@ -52,6 +58,43 @@ def choose_families(groups: Sequence[Group]) -> dict[str, FamilyChoice]:
         if ranked:
             choices[name] = FamilyChoice(name, dataset, ranked)
     return choices
+
+
+def family_members(group: Group) -> set[Member]:
+    r"""The runs of :obj:`group` as (plan, norm, seed), the way a bundled
+    member's card names the run it was made from."""
+    return {(run['protocol']['plan'], run['norm'], run['seed'])
+            for run in group.runs}
+
+
+def shipped_members(name: str,
+                    directory: Optional[Path] = None) -> set[Member]:
+    r"""The runs the member files of the bundled model :obj:`name` were
+    made from, read from their cards (:func:`family_members`' form); empty
+    when none is installed."""
+    from graphormer_sepnorm.bundled import (BundledModelNotInstalled,
+                                            bundled_model_paths)
+    from graphormer_sepnorm.checkpoint import read_card
+    try:
+        paths = bundled_model_paths(name, directory)
+    except BundledModelNotInstalled:
+        return set()
+    members = set()
+    for path in paths:
+        extra = read_card(path)[0].extra
+        members.add((extra['protocol']['plan'], extra['norm'],
+                     extra['seed']))
+    return members
+
+
+def stale_bundles(groups: Sequence[Group],
+                  shipped: Callable[[str], set[Member]] = shipped_members
+                  ) -> list[FamilyChoice]:
+    r"""The bundled models whose shipped members (:obj:`shipped`, by
+    name) are not the runs of the family the rule chooses now: they need
+    bundling again, from the chosen runs' weights."""
+    return [choice for name, choice in choose_families(groups).items()
+            if shipped(name) != family_members(choice.chosen)]
 
 
 def bundle_choice_markdown(groups: Sequence[Group]) -> str:
@@ -92,7 +135,7 @@ def bundle_choice_markdown(groups: Sequence[Group]) -> str:
     return '\n'.join(lines) + '\n\n' + '\n'.join(sentences) + '\n'
 
 
-def card_note(name: str, runs_root: str = 'benchmarks/results/runs') -> str:
+def card_note(name: str, runs_root: str = RUNS_ROOT) -> str:
     r"""The model-card note of the members of the bundled ensemble
     :obj:`name`: the rule, every candidate family's mean validation, and
     the chosen family's seed-ensemble test score, from the committed runs

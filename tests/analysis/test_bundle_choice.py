@@ -7,7 +7,10 @@ from pathlib import Path
 import pytest
 
 from benchmarks.analysis.bundle_choice import (bundle_choice_markdown,
-                                               candidates, choose_families)
+                                               candidates, choose_families,
+                                               family_members,
+                                               shipped_members,
+                                               stale_bundles)
 from benchmarks.analysis.readme_blocks import readme_markers
 from benchmarks.analysis.runs import group_runs, load_runs
 from graphormer_sepnorm.bundled import (BUNDLED_MODELS, bundled_dir,
@@ -103,14 +106,45 @@ def test_shipped_members_are_the_chosen_family(name, committed_groups):
     """Every member file of a bundled ensemble is one run of the family the
     rule chooses (same plan, norm and seed), and every seed is shipped."""
     chosen = choose_families(committed_groups)[name].chosen
-    runs = {(r['protocol']['plan'], r['norm'], r['seed'])
-            for r in chosen.runs}
-    members = set()
-    for path in bundled_model_paths(name):
-        extra = read_card(path)[0].extra
-        members.add((extra['protocol']['plan'], extra['norm'],
-                     extra['seed']))
-    assert members == runs
+    assert shipped_members(name) == family_members(chosen), (
+        f'--model {name} ships other runs than the family the rule chooses '
+        f'({chosen.label}); bundle its runs (scripts/README.md, "Bundle your '
+        f'own")')
+
+
+def test_members_are_read_from_the_cards_of_the_member_files(tmp_path):
+    """Two member files of zinc written here with the runs their cards
+    name (seeds 3 and 5 of plan p.yaml); a folder without members ships
+    none."""
+    from graphormer_sepnorm.checkpoint import save_model
+    from tests.bundled.bundle_helpers import tiny_model, zinc_card
+    for seed in (3, 5):
+        card = zinc_card({'name': 'zinc_subset'})
+        card.extra.update(protocol={'plan': 'p.yaml'}, norm='share',
+                          seed=seed)
+        save_model(tmp_path / f'zinc_seed{seed}.safetensors',
+                   tiny_model(seed), card)
+    assert shipped_members('zinc', tmp_path) == {('p.yaml', 'share', 3),
+                                                 ('p.yaml', 'share', 5)}
+    assert shipped_members('zinc', tmp_path / 'empty') == set()
+
+
+def test_a_family_that_takes_the_lead_makes_its_bundle_stale(tmp_path):
+    """zinc_subset: plan A's family (mean validation 0.25) is shipped;
+    plan B's runs arrive at 0.15, so the rule now chooses B and the
+    shipped members are stale; shipping B's runs makes them current."""
+    for plan, val in (('a.yaml', 0.25), ('b.yaml', 0.15)):
+        for seed in (0, 1):
+            write_run(tmp_path, f'{plan}{seed}', 'csv', 'sep', seed, 0.3,
+                      val, benchmark='zinc_subset', variant=plan,
+                      protocol={'plan': plan, 'trial': plan})
+    groups = group_runs(load_runs(tmp_path))
+    old = {('a.yaml', 'sep', 0), ('a.yaml', 'sep', 1)}
+    new = {('b.yaml', 'sep', 0), ('b.yaml', 'sep', 1)}
+    stale = stale_bundles(groups, {'zinc': old}.get)
+    assert [(c.name, family_members(c.chosen)) for c in stale] == [
+        ('zinc', new)]
+    assert stale_bundles(groups, {'zinc': new}.get) == []
 
 
 @pytest.mark.parametrize('name', [name for name, entry in

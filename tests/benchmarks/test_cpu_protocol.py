@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -179,3 +180,32 @@ def test_bad_chemprop_plans_are_clear_errors(tmp_path, extra, message):
     plan = chemprop_plan(tmp_path, **extra)
     result = _run(relative(plan), '--dry-run')
     assert result.returncode == 2 and message in result.stderr
+
+
+def test_a_stale_bundle_gets_its_bundling_command(tmp_path, monkeypatch):
+    """On the committed final runs, with nothing shipped: one reminder per
+    bundled model, whose command names the chosen family's weights below
+    the workdir, seed by seed, each with its committed results.json. With
+    the members the package ships: none (they are the rule's choice)."""
+    from benchmarks.analysis.bundle_choice import choose_families
+    from benchmarks.analysis.runs import group_runs, load_runs
+    from benchmarks.cpu_protocol import bundle_reminders
+    monkeypatch.chdir(REPO)
+    runs = Path('benchmarks/results/runs')
+    choices = choose_families(group_runs(load_runs(runs)))
+    reminders = bundle_reminders(runs, Path('work'), shipped=lambda _: set())
+    assert len(reminders) == len(choices) == 2
+    for message, (name, choice) in zip(reminders, choices.items()):
+        command = message.split('\n  ', 1)[1].split()
+        assert command[:3] == ['python', 'scripts/bundle_model.py', name]
+        kept = sorted((Path(run['path']) for run in choice.chosen.runs),
+                      key=lambda path: path.name)
+        assert command[3:3 + len(kept)] == [
+            str(Path('work/runs') / path.relative_to(runs)) for path in kept]
+        assert command[3 + len(kept):] == [
+            word for path in kept
+            for word in ('--results', str(path / 'results.json'))]
+    assert bundle_reminders(runs, Path('work')) == []
+    # The rule reads the final runs of benchmarks/results/runs only.
+    assert bundle_reminders(tmp_path, Path('work'),
+                            shipped=lambda _: set()) == []
