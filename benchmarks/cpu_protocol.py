@@ -85,6 +85,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -181,7 +182,8 @@ def run_plan(plan_path: Path, plan_runs: list[Run], jobs: int,
 
 
 def bundle_reminders(destination: Path, workdir: Path,
-                     shipped=None) -> list[str]:
+                     shipped: Callable[[str], set] | None = None
+                     ) -> list[str]:
     r"""What must be bundled before this machine goes: for every bundled
     model whose rule (:mod:`benchmarks.analysis.bundle_choice`) now chooses
     a family of other runs than it ships, a message with the
