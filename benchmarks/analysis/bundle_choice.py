@@ -60,17 +60,22 @@ def choose_families(groups: Sequence[Group]) -> dict[str, FamilyChoice]:
     return choices
 
 
+def member(record: dict) -> Member:
+    r"""The run a record names, as (plan, norm, seed): a run's
+    ``results.json`` and a bundled member card's :obj:`extra` name it the
+    same way."""
+    return record['protocol']['plan'], record['norm'], record['seed']
+
+
 def family_members(group: Group) -> set[Member]:
-    r"""The runs of :obj:`group` as (plan, norm, seed), the way a bundled
-    member's card names the run it was made from."""
-    return {(run['protocol']['plan'], run['norm'], run['seed'])
-            for run in group.runs}
+    r"""The runs of :obj:`group` in :func:`member`'s form."""
+    return {member(run) for run in group.runs}
 
 
 def shipped_members(name: str,
                     directory: Optional[Path] = None) -> set[Member]:
     r"""The runs the member files of the bundled model :obj:`name` were
-    made from, read from their cards (:func:`family_members`' form); empty
+    made from, read from their cards (:func:`member`'s form); empty
     when none is installed."""
     from graphormer_sepnorm.bundled import (BundledModelNotInstalled,
                                             bundled_model_paths)
@@ -79,12 +84,7 @@ def shipped_members(name: str,
         paths = bundled_model_paths(name, directory)
     except BundledModelNotInstalled:
         return set()
-    members = set()
-    for path in paths:
-        extra = read_card(path)[0].extra
-        members.add((extra['protocol']['plan'], extra['norm'],
-                     extra['seed']))
-    return members
+    return {member(read_card(path)[0].extra) for path in paths}
 
 
 def stale_bundles(groups: Sequence[Group],
