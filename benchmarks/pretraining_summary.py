@@ -1,15 +1,17 @@
 #!/usr/bin/env python
 r"""The pretraining runs at a glance, from their committed artefacts
-(``benchmarks/results/pretraining/<norm>/``: ``results.json``,
+(``benchmarks/results/pretraining/<run>/``: ``results.json``,
 ``metrics.csv``): the budget spent (steps, molecules, CPU-hours, hardware)
 and the last validation (masked-atom accuracy, descriptor R², and the
 uniformity and anisotropy of the graph tokens of held-out corpus
-molecules, the SepNorm paper's quantities). If
-``<results>/geometry/graph_token_geometry.json`` exists (written by
-``scripts/graph_token_analysis.py --smiles`` on molecules held out of the
-corpus), its geometry of the backbones is added. Writes ``pretraining.md``
-beside the runs; ``--readme FILE`` also fills that file's ``pretraining``
-block.
+molecules, the SepNorm paper's quantities), SepNorm against ShareNorm for
+each pair of backbones of the same objectives and steps, the longest
+pair's graph tokens over its schedule, and a plot of every backbone's
+(``graph_token_over_steps.png``). The geometry that
+``scripts/graph_token_analysis.py --smiles`` measured on molecules held
+out of the corpus (``<results>/<folder>/graph_token_geometry.json``) is
+added for the pairs it measured. Writes ``pretraining.md`` beside the
+runs; ``--readme FILE`` also fills that file's ``pretraining`` block.
 
     python benchmarks/pretraining_summary.py \
         --results benchmarks/results/pretraining --readme README.md
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -42,11 +45,10 @@ def read_runs(folder: Path) -> list[dict]:
         if not history:
             raise ValueError(f"{results_file.parent / 'metrics.csv'} has no "
                              f"validation row")
+        history = [{k: float(v) for k, v in row.items()
+                    if v not in ('', None)} for row in history]
         rows.append({'name': results_file.parent.name, 'results': results,
-                     'last': {k: float(v) for k, v in history[-1].items()
-                              if v not in ('', None)},
-                     'first': {k: float(v) for k, v in history[0].items()
-                               if v not in ('', None)}})
+                     'history': history, 'last': history[-1]})
     return rows
 
 
@@ -79,67 +81,165 @@ def table(rows: list[dict]) -> str:
 
 
 def _anisotropy_comparison(by_norm: dict[str, dict]) -> str:
-    sep = by_norm['sep']['val_graph_token_anisotropy']
-    share = by_norm['share']['val_graph_token_anisotropy']
+    sep = by_norm['sep']['last']['val_graph_token_anisotropy']
+    share = by_norm['share']['last']['val_graph_token_anisotropy']
     lower = 'SepNorm' if sep < share else 'ShareNorm'
     return (f"SepNorm {sep:.3f}, ShareNorm {share:.3f}; {lower}'s graph "
             f"tokens are the more spread out")
 
 
+def pairs(rows: list[dict]) -> dict[tuple[bool, int], dict[str, dict]]:
+    r"""The runs by what makes two backbones comparable, the objectives
+    (with or without the descriptors) and the schedule's length in steps,
+    each group's runs by norm; groups in the order of their first run. Two
+    runs of one norm in a group are an error: the comparison would keep
+    one silently."""
+    groups: dict[tuple[bool, int], dict[str, dict]] = {}
+    for row in rows:
+        group = groups.setdefault(
+            (descriptor_objective(row), row['results']['steps']), {})
+        norm = row['results']['norm']
+        if norm in group:
+            raise ValueError(
+                f"{group[norm]['name']} and {row['name']} are both {norm} "
+                f"backbones of the same objectives and steps; keep one of "
+                f"them under the results folder")
+        group[norm] = row
+    return groups
+
+
+def group_label(key: tuple[bool, int]) -> str:
+    descriptors, steps = key
+    return (f"{'both objectives' if descriptors else 'masked atoms only'}, "
+            f"{steps:,} steps")
+
+
 def verdict(rows: list[dict]) -> str:
     r"""One sentence on the paper's claim: did ShareNorm's graph token
-    collapse (anisotropy near 1) and SepNorm's not? Compares the backbones
-    of both objectives; then the backbones of masked atoms alone (the
-    ablation of the descriptor objective): the same comparison when both
-    norms have one, else their names."""
-    def norms(descriptors: bool) -> dict[str, dict]:
-        return {row['results']['norm']: row['last'] for row in rows
-                if descriptor_objective(row) == descriptors}
-    by_norm, masked_only = norms(True), norms(False)
-    if not {'sep', 'share'} <= by_norm.keys():
+    collapse (anisotropy near 1) and SepNorm's not? Compares, at the end of
+    each schedule, the SepNorm and ShareNorm backbones of the same
+    objectives (both, or masked atoms alone: the ablation of the
+    descriptor objective) and length; a backbone without its twin is
+    named."""
+    groups = pairs(rows)
+    compared = [f"{group_label(key)}: {_anisotropy_comparison(by_norm)}"
+                for key, by_norm in groups.items()
+                if {'sep', 'share'} <= by_norm.keys()]
+    alone = [row['name'] for by_norm in groups.values()
+             if not {'sep', 'share'} <= by_norm.keys()
+             for row in by_norm.values()]
+    if not compared:
         return 'Both backbones are needed for the comparison.'
-    if {'sep', 'share'} <= masked_only.keys():
-        ablation = (f" Masked atoms only: "
-                    f"{_anisotropy_comparison(masked_only)}.")
-    else:
-        names = [row['name'] for row in rows if not descriptor_objective(row)]
-        ablation = (f" {', '.join(names)}: masked atoms only (the ablation "
-                    f"of the descriptor objective)." if names else '')
-    return (f"Graph-token anisotropy (1: all graph tokens aligned), both "
-            f"objectives: "
-            f"{_anisotropy_comparison(by_norm)}. One backbone each: no "
-            f"spread over seeds." + ablation)
+    text = (f"Graph-token anisotropy (1: all graph tokens aligned) at the end "
+            f"of each schedule, {'; '.join(compared)}. One backbone each: "
+            f"no spread over seeds.")
+    if alone:
+        text += (f" {', '.join(alone)}: no backbone of the other norm with "
+                 f"the same objectives and steps.")
+    return text + trajectory(groups)
 
 
-#: The held-out geometry of the backbones, below the results folder.
-GEOMETRY_FILE = Path('geometry') / 'graph_token_geometry.json'
-
-
-def held_out_geometry(folder: Path) -> str:
-    r"""One sentence on the backbones' graph-token geometry that
-    ``scripts/graph_token_analysis.py --smiles`` measured on molecules held
-    out of the corpus (empty if it has not been run)."""
-    path = folder / GEOMETRY_FILE
-    if not path.is_file():
+def trajectory(groups: dict[tuple[bool, int], dict[str, dict]]) -> str:
+    r"""One sentence on the longest pair's graph tokens over its schedule,
+    validation by validation (the question the paper leaves: does SepNorm's
+    graph token stay uniform with longer pretraining?); empty when no pair
+    validated more than twice."""
+    paired = [(key, by_norm) for key, by_norm in groups.items()
+              if {'sep', 'share'} <= by_norm.keys()
+              and min(len(by_norm[n]['history']) for n in ('sep', 'share'))
+              > 2]
+    if not paired:
         return ''
-    report = json.loads(path.read_text())
-    by_norm = {row['norm']: row for row in report['runs']}
-    if not {'sep', 'share'} <= by_norm.keys():
-        return ''
-    sep, share = by_norm['sep'], by_norm['share']
-    return (f"\n\nThe backbones of both objectives through "
-            f"`scripts/graph_token_analysis.py"
-            f" --smiles` on the {sep['num_graphs']:,} molecules of "
-            f"`{report['molecules']}` (held out of the corpus): anisotropy "
-            f"SepNorm {sep['anisotropy']:.3f}, ShareNorm "
-            f"{share['anisotropy']:.3f}; uniformity {sep['uniformity']:.3f} "
-            f"vs {share['uniformity']:.3f} (lower: more uniform).")
+    key, by_norm = max(paired, key=lambda item: item[0][1])
+    parts = []
+    for norm, label in (('sep', 'SepNorm'), ('share', 'ShareNorm')):
+        history = by_norm[norm]['history']
+        values = [row['val_graph_token_anisotropy'] for row in history]
+        parts.append(
+            f"{label} {values[0]:.3f} at step {int(history[0]['step']):,}, "
+            f"{values[-1]:.3f} at {int(history[-1]['step']):,} (between "
+            f"{min(values):.3f} and {max(values):.3f})")
+    return (f" Over {group_label(key)} ({len(by_norm['sep']['history'])} "
+            f"validations), anisotropy: {'; '.join(parts)}.")
 
 
-def summary(rows: list[dict], folder: Path) -> str:
+#: The held-out geometry of the backbones: every such report below the
+#: results folder.
+GEOMETRY_REPORTS = '*/graph_token_geometry.json'
+
+
+def held_out_geometry(folder: Path, rows: list[dict]) -> str:
+    r"""One sentence per pair of backbones (see :func:`pairs`) on their
+    graph-token geometry that ``scripts/graph_token_analysis.py --smiles``
+    measured on molecules held out of the corpus, read from the reports
+    below :obj:`folder` whose runs are the results' folders (empty if none
+    has been run)."""
+    measured: dict[str, tuple[dict, dict]] = {}
+    for path in sorted(folder.glob(GEOMETRY_REPORTS)):
+        report = json.loads(path.read_text())
+        for run in report['runs']:
+            measured[Path(run['run']).name] = (run, report)
+    sentences = []
+    for key, by_norm in pairs(rows).items():
+        if not {'sep', 'share'} <= by_norm.keys():
+            continue
+        names = by_norm['sep']['name'], by_norm['share']['name']
+        if not all(name in measured for name in names):
+            continue
+        (sep, report), (share, _) = (measured[name] for name in names)
+        sentences.append(
+            f"\n\nThe backbones of {group_label(key)}, through "
+            f"`scripts/graph_token_analysis.py --smiles` on the "
+            f"{sep['num_graphs']:,} molecules of `{report['molecules']}` "
+            f"(held out of the corpus): anisotropy SepNorm "
+            f"{sep['anisotropy']:.3f}, ShareNorm {share['anisotropy']:.3f}; "
+            f"uniformity {sep['uniformity']:.3f} vs "
+            f"{share['uniformity']:.3f} (lower: more uniform).")
+    return ''.join(sentences)
+
+
+#: The plot of every backbone's graph-token geometry over its schedule,
+#: beside ``pretraining.md``.
+PLOT = 'graph_token_over_steps.png'
+
+
+def plot_geometry(rows: list[dict], path: Path) -> None:
+    r"""Graph-token anisotropy and uniformity of the held-out corpus
+    molecules at every validation, one line per backbone (solid SepNorm,
+    dashed ShareNorm)."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for index, row in enumerate(rows):
+        steps = [r['step'] for r in row['history']]
+        style = '-' if row['results']['norm'] == 'sep' else '--'
+        for ax, column in zip(axes, ('val_graph_token_anisotropy',
+                                     'val_graph_token_uniformity')):
+            ax.plot(steps, [r[column] for r in row['history']],
+                    linestyle=style, marker='.', color=f'C{index}',
+                    label=row['name'])
+    for ax, label in zip(axes, ('anisotropy (1: all aligned)',
+                                'uniformity (lower: more uniform)')):
+        ax.set_xscale('log')
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel('step')
+        ax.set_ylabel(f'graph-token {label}')
+    axes[0].legend(fontsize=7)
+    fig.suptitle('Graph tokens of held-out corpus molecules during '
+                 'pretraining', fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def summary(rows: list[dict], folder: Path, plot_link: str) -> str:
     hardware = sorted({row['results']['hardware']['device_name']
                        for row in rows})
-    return (table(rows) + '\n\n' + verdict(rows) + held_out_geometry(folder)
+    return (table(rows) + '\n\n' + verdict(rows)
+            + held_out_geometry(folder, rows)
+            + f'\n\n![graph tokens during pretraining]({plot_link})'
             + '\n\nCPU figures ('
             + ', '.join(hardware) + ', one thread per run, two runs side '
             'by side); validation on held-out corpus molecules.')
@@ -164,13 +264,21 @@ def main(argv=None) -> int:
         print(f'error: no run with results.json under {args.results}; '
               f'copy finished pretraining runs there first', file=sys.stderr)
         return 2
-    text = summary(rows, args.results)
+    try:
+        text = summary(rows, args.results, PLOT)
+    except ValueError as error:
+        print(f'error: {error}', file=sys.stderr)
+        return 2
+    plot_geometry(rows, args.results / PLOT)
     (args.results / 'pretraining.md').write_text(
         '# Pretraining runs\n\nGenerated by `' + GENERATOR + '`.\n\n' + text
         + '\n')
     print(text)
     if args.readme is not None:
-        update_readme(args.readme, text + '\n', BLOCK, generator=GENERATOR)
+        link = Path(os.path.relpath(args.results / PLOT,
+                                    args.readme.parent)).as_posix()
+        update_readme(args.readme, summary(rows, args.results, link) + '\n',
+                      BLOCK, generator=GENERATOR)
     return 0
 
 

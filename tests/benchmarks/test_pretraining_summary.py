@@ -1,5 +1,6 @@
-"""benchmarks/pretraining_summary.py on two hand-made run folders: the
-table's numbers, the verdict and the README block."""
+"""benchmarks/pretraining_summary.py on hand-made run folders: the
+table's numbers, the verdict per pair of backbones, the trajectory of the
+longest pair, the plot and the README block."""
 import json
 
 from benchmark_helpers import script_module
@@ -11,9 +12,13 @@ COLUMNS = ['epoch', 'step', 'train_loss', 'val_loss', 'val_atom_loss',
            'graphs_per_s', 'wall_time_s', 'cpu_time_s']
 
 
-def _run(folder, norm, anisotropy, cpu_hours, descriptor_weight=None):
+def _run(folder, norm, anisotropy, cpu_hours, descriptor_weight=None,
+         steps=6000, middle=()):
+    r"""A run folder whose validations are a first one at step 500, one
+    per value of :obj:`middle` (graph-token anisotropy) evenly between,
+    and the last (:obj:`anisotropy`) at :obj:`steps`."""
     folder.mkdir(parents=True)
-    results = {'norm': norm, 'steps': 6000, 'graphs_seen': 384000,
+    results = {'norm': norm, 'steps': steps, 'graphs_seen': steps * 64,
                'cpu_time_s': cpu_hours * 3600,
                'hardware': {'device_name': 'AMD EPYC (2 cores)'}}
     if descriptor_weight is not None:
@@ -21,9 +26,13 @@ def _run(folder, norm, anisotropy, cpu_hours, descriptor_weight=None):
                                  'descriptors': {'weight': descriptor_weight}}
     (folder / 'results.json').write_text(json.dumps(results))
     rows = [[0, 500, 2.0, 1.9, 1.0, 0.5, 0.6, 0.9, 0.1, -0.5, 0.9, 1e-4,
-             100, 600, 500],
-            [0, 6000, 1.0, 0.9, 0.4, 0.8, 0.85, 0.5, 0.5, -2.5, anisotropy,
-             1e-9, 100, 7200, 6000]]
+             100, 600, 500]]
+    for index, value in enumerate(middle, 1):
+        rows.append([0, 500 + index * (steps - 500) // (len(middle) + 1),
+                     1.5, 1.4, 0.6, 0.7, 0.7, 0.6, 0.3, -1.5, value, 1e-4,
+                     100, 3000, 2500])
+    rows.append([0, steps, 1.0, 0.9, 0.4, 0.8, 0.85, 0.5, 0.5, -2.5,
+                 anisotropy, 1e-9, 100, 7200, 6000])
     (folder / 'metrics.csv').write_text(
         ','.join(COLUMNS) + '\n' +
         '\n'.join(','.join(str(v) for v in row) for row in rows) + '\n')
@@ -44,10 +53,15 @@ def test_table_and_verdict_from_the_artefacts(tmp_path, capsys):
     assert '| sepnorm | 6,000 | 384,000 | 1.50 | 0.800 | 0.850 | 0.500 | ' \
         '-2.500 | 0.120 |' in text
     assert '| sharenorm | 6,000 | 384,000 | 1.25 |' in text
-    assert 'SepNorm 0.120, ShareNorm 0.710' in text
-    assert "SepNorm's graph tokens are the more spread out" in text
+    assert ('at the end of each schedule, both objectives, 6,000 steps: '
+            "SepNorm 0.120, ShareNorm 0.710; SepNorm's graph tokens are the "
+            'more spread out.') in text
     assert (tmp_path / 'runs' / 'pretraining.md').is_file()
     assert 'held out of the corpus' not in text  # no geometry report yet
+    assert 'Over ' not in text  # two validations each: no trajectory
+    # The plot beside the runs, linked from the README where it lies.
+    assert (tmp_path / 'runs' / 'graph_token_over_steps.png').stat().st_size
+    assert '](runs/graph_token_over_steps.png)' in text
 
 
 def test_an_ablation_backbone_is_its_own_row(tmp_path):
@@ -62,35 +76,93 @@ def test_an_ablation_backbone_is_its_own_row(tmp_path):
     text = (tmp_path / 'runs' / 'pretraining.md').read_text()
     assert '| sepnorm_masked_atoms | 6,000 | 384,000 | 1.40 | 0.800 | ' \
         '0.850 | — | -2.500 | 0.330 |' in text
-    assert 'SepNorm 0.120, ShareNorm 0.710' in text
-    assert 'sepnorm_masked_atoms: masked atoms only' in text
+    assert 'both objectives, 6,000 steps: SepNorm 0.120, ShareNorm 0.710' \
+        in text
+    assert ('sepnorm_masked_atoms: no backbone of the other norm with the '
+            'same objectives and steps.') in text
     # With its ShareNorm twin, the two norms are compared without the
     # descriptor objective too.
     _run(tmp_path / 'runs' / 'sharenorm_masked_atoms', 'share', 0.25, 1.3,
          0.0)
     assert main(['--results', str(tmp_path / 'runs')]) == 0
     text = (tmp_path / 'runs' / 'pretraining.md').read_text()
-    assert ("Masked atoms only: SepNorm 0.330, ShareNorm 0.250; "
-            "ShareNorm's graph tokens are the more spread out.") in text
-    assert 'sepnorm_masked_atoms: masked atoms only' not in text
+    assert ("; masked atoms only, 6,000 steps: SepNorm 0.330, ShareNorm "
+            "0.250; ShareNorm's graph tokens are the more spread out.") in text
+    assert 'no backbone of the other norm' not in text
+
+
+def test_longer_backbones_are_their_own_pair_with_a_trajectory(tmp_path):
+    """Backbones of ten times the steps: compared with each other, not
+    with the shorter ones, and their graph tokens followed validation by
+    validation (first, last, lowest and highest anisotropy)."""
+    _run(tmp_path / 'runs' / 'sepnorm', 'sep', 0.12, 1.5)
+    _run(tmp_path / 'runs' / 'sharenorm', 'share', 0.71, 1.25)
+    _run(tmp_path / 'runs' / 'sepnorm_long', 'sep', 0.05, 15.0,
+         steps=60000, middle=(0.03, 0.2))
+    _run(tmp_path / 'runs' / 'sharenorm_long', 'share', 0.49, 15.0,
+         steps=60000, middle=(0.5, 0.45))
+    main = script_module('pretraining_summary').main
+    assert main(['--results', str(tmp_path / 'runs')]) == 0
+    text = (tmp_path / 'runs' / 'pretraining.md').read_text()
+    assert '| sepnorm_long | 60,000 | 3,840,000 | 15.00 |' in text
+    assert ('both objectives, 6,000 steps: SepNorm 0.120, ShareNorm 0.710; '
+            "SepNorm's graph tokens are the more spread out; both "
+            'objectives, 60,000 steps: SepNorm 0.050, ShareNorm 0.490;') \
+        in text
+    assert ('Over both objectives, 60,000 steps (4 validations), '
+            'anisotropy: SepNorm 0.900 at step 500, 0.050 at 60,000 '
+            '(between 0.030 and 0.900); ShareNorm 0.900 at step 500, 0.490 '
+            'at 60,000 (between 0.450 and 0.900).') in text
+
+
+def test_two_backbones_of_one_norm_and_length_are_an_error(tmp_path, capsys):
+    _run(tmp_path / 'runs' / 'sepnorm', 'sep', 0.12, 1.5)
+    _run(tmp_path / 'runs' / 'sepnorm_again', 'sep', 0.13, 1.5)
+    main = script_module('pretraining_summary').main
+    assert main(['--results', str(tmp_path / 'runs')]) == 2
+    assert ('sepnorm and sepnorm_again are both sep backbones of the same '
+            'objectives and steps') in capsys.readouterr().err
 
 
 def test_the_held_out_geometry_is_added_when_measured(tmp_path):
     _run(tmp_path / 'runs' / 'sepnorm', 'sep', 0.12, 1.5)
     _run(tmp_path / 'runs' / 'sharenorm', 'share', 0.71, 1.25)
+    _run(tmp_path / 'runs' / 'sepnorm_long', 'sep', 0.05, 15.0,
+         steps=60000)
+    _run(tmp_path / 'runs' / 'sharenorm_long', 'share', 0.49, 15.0,
+         steps=60000)
     (tmp_path / 'runs' / 'geometry').mkdir()
     (tmp_path / 'runs' / 'geometry' / 'graph_token_geometry.json').write_text(
         json.dumps({'molecules': 'val.csv', 'runs': [
-            {'norm': 'sep', 'num_graphs': 1000, 'anisotropy': 0.0921,
-             'uniformity': -2.8444},
-            {'norm': 'share', 'num_graphs': 1000, 'anisotropy': 0.4069,
-             'uniformity': -2.0481}]}))
+            {'run': 'results/sepnorm', 'norm': 'sep', 'num_graphs': 1000,
+             'anisotropy': 0.0921, 'uniformity': -2.8444},
+            {'run': 'results/sharenorm', 'norm': 'share', 'num_graphs': 1000,
+             'anisotropy': 0.4069, 'uniformity': -2.0481}]}))
     main = script_module('pretraining_summary').main
     assert main(['--results', str(tmp_path / 'runs')]) == 0
     text = (tmp_path / 'runs' / 'pretraining.md').read_text()
-    assert ('on the 1,000 molecules of `val.csv` (held out of the corpus): '
-            'anisotropy SepNorm 0.092, ShareNorm 0.407; uniformity -2.844 '
-            'vs -2.048') in text
+    assert ('The backbones of both objectives, 6,000 steps, through '
+            '`scripts/graph_token_analysis.py --smiles` on the 1,000 '
+            'molecules of `val.csv` (held out of the corpus): anisotropy '
+            'SepNorm 0.092, ShareNorm 0.407; uniformity -2.844 vs -2.048') \
+        in text
+    assert 'The backbones of both objectives, 60,000 steps' not in text
+    # The longer pair measured in a report of its own.
+    (tmp_path / 'runs' / 'geometry_long').mkdir()
+    (tmp_path / 'runs' / 'geometry_long' /
+     'graph_token_geometry.json').write_text(
+        json.dumps({'molecules': 'val.csv', 'runs': [
+            {'run': 'results/sepnorm_long', 'norm': 'sep',
+             'num_graphs': 1000, 'anisotropy': 0.0512, 'uniformity': -3.1},
+            {'run': 'results/sharenorm_long', 'norm': 'share',
+             'num_graphs': 1000, 'anisotropy': 0.5, 'uniformity': -1.9}]}))
+    assert main(['--results', str(tmp_path / 'runs')]) == 0
+    text = (tmp_path / 'runs' / 'pretraining.md').read_text()
+    assert ('The backbones of both objectives, 60,000 steps, through '
+            '`scripts/graph_token_analysis.py --smiles` on the 1,000 '
+            'molecules of `val.csv` (held out of the corpus): anisotropy '
+            'SepNorm 0.051, ShareNorm 0.500; uniformity -3.100 vs -1.900') \
+        in text
 
 
 def test_no_runs_is_an_error(tmp_path, capsys):
