@@ -108,23 +108,28 @@ def pairs(rows: list[dict]) -> dict[tuple[bool, int], dict[str, dict]]:
     return groups
 
 
+def complete(groups: dict[tuple[bool, int], dict[str, dict]]
+             ) -> list[tuple[tuple[bool, int], dict[str, dict]]]:
+    r"""The groups of :func:`pairs` that hold both norms."""
+    return [(key, by_norm) for key, by_norm in groups.items()
+            if {'sep', 'share'} <= by_norm.keys()]
+
+
 def group_label(key: tuple[bool, int]) -> str:
     descriptors, steps = key
     return (f"{'both objectives' if descriptors else 'masked atoms only'}, "
             f"{steps:,} steps")
 
 
-def verdict(rows: list[dict]) -> str:
+def verdict(groups: dict[tuple[bool, int], dict[str, dict]]) -> str:
     r"""One sentence on the paper's claim: did ShareNorm's graph token
     collapse (anisotropy near 1) and SepNorm's not? Compares, at the end of
     each schedule, the SepNorm and ShareNorm backbones of the same
     objectives (both, or masked atoms alone: the ablation of the
     descriptor objective) and length; a backbone without its twin is
     named."""
-    groups = pairs(rows)
     compared = [f"{group_label(key)}: {_anisotropy_comparison(by_norm)}"
-                for key, by_norm in groups.items()
-                if {'sep', 'share'} <= by_norm.keys()]
+                for key, by_norm in complete(groups)]
     alone = [row['name'] for by_norm in groups.values()
              if not {'sep', 'share'} <= by_norm.keys()
              for row in by_norm.values()]
@@ -144,9 +149,8 @@ def trajectory(groups: dict[tuple[bool, int], dict[str, dict]]) -> str:
     validation by validation (the question the paper leaves: does SepNorm's
     graph token stay uniform with longer pretraining?); empty when no pair
     validated more than twice."""
-    paired = [(key, by_norm) for key, by_norm in groups.items()
-              if {'sep', 'share'} <= by_norm.keys()
-              and min(len(by_norm[n]['history']) for n in ('sep', 'share'))
+    paired = [(key, by_norm) for key, by_norm in complete(groups)
+              if min(len(by_norm[n]['history']) for n in ('sep', 'share'))
               > 2]
     if not paired:
         return ''
@@ -168,7 +172,8 @@ def trajectory(groups: dict[tuple[bool, int], dict[str, dict]]) -> str:
 GEOMETRY_REPORTS = '*/graph_token_geometry.json'
 
 
-def held_out_geometry(folder: Path, rows: list[dict]) -> str:
+def held_out_geometry(folder: Path,
+                      groups: dict[tuple[bool, int], dict[str, dict]]) -> str:
     r"""One sentence per pair of backbones (see :func:`pairs`) on their
     graph-token geometry that ``scripts/graph_token_analysis.py --smiles``
     measured on molecules held out of the corpus, read from the reports
@@ -180,9 +185,7 @@ def held_out_geometry(folder: Path, rows: list[dict]) -> str:
         for run in report['runs']:
             measured[Path(run['run']).name] = (run, report)
     sentences = []
-    for key, by_norm in pairs(rows).items():
-        if not {'sep', 'share'} <= by_norm.keys():
-            continue
+    for key, by_norm in complete(groups):
         names = by_norm['sep']['name'], by_norm['share']['name']
         if not all(name in measured for name in names):
             continue
@@ -234,15 +237,29 @@ def plot_geometry(rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
-def summary(rows: list[dict], folder: Path, plot_link: str) -> str:
+def summary(rows: list[dict], folder: Path) -> tuple[str, str]:
+    r"""The block's text before and after the plot's link (see
+    :func:`with_plot`): the table and sentences, then the hardware.
+
+    Raises:
+        ValueError: Two backbones of one norm in a pair (:func:`pairs`).
+    """
+    groups = pairs(rows)
     hardware = sorted({row['results']['hardware']['device_name']
                        for row in rows})
-    return (table(rows) + '\n\n' + verdict(rows)
-            + held_out_geometry(folder, rows)
-            + f'\n\n![graph tokens during pretraining]({plot_link})'
-            + '\n\nCPU figures ('
-            + ', '.join(hardware) + ', one thread per run, two runs side '
-            'by side); validation on held-out corpus molecules.')
+    return (table(rows) + '\n\n' + verdict(groups)
+            + held_out_geometry(folder, groups),
+            'CPU figures (' + ', '.join(hardware) + ', one thread per run, '
+            'two runs side by side); validation on held-out corpus '
+            'molecules.')
+
+
+def with_plot(parts: tuple[str, str], plot_link: str) -> str:
+    r"""The block's text with the plot linked as :obj:`plot_link` (relative
+    to the file that holds the block)."""
+    findings, hardware = parts
+    return (f'{findings}\n\n![graph tokens during pretraining]({plot_link})'
+            f'\n\n{hardware}')
 
 
 def main(argv=None) -> int:
@@ -265,11 +282,12 @@ def main(argv=None) -> int:
               f'copy finished pretraining runs there first', file=sys.stderr)
         return 2
     try:
-        text = summary(rows, args.results, PLOT)
+        parts = summary(rows, args.results)
     except ValueError as error:
         print(f'error: {error}', file=sys.stderr)
         return 2
     plot_geometry(rows, args.results / PLOT)
+    text = with_plot(parts, PLOT)
     (args.results / 'pretraining.md').write_text(
         '# Pretraining runs\n\nGenerated by `' + GENERATOR + '`.\n\n' + text
         + '\n')
@@ -277,7 +295,7 @@ def main(argv=None) -> int:
     if args.readme is not None:
         link = Path(os.path.relpath(args.results / PLOT,
                                     args.readme.parent)).as_posix()
-        update_readme(args.readme, summary(rows, args.results, link) + '\n',
+        update_readme(args.readme, with_plot(parts, link) + '\n',
                       BLOCK, generator=GENERATOR)
     return 0
 
