@@ -9,11 +9,16 @@ A method is a string: :obj:`"scratch"`, :obj:`"fine-tuned"` or
 :obj:`" + NAME"` per molecule feature (*e.g.* :obj:`"fine-tuned +
 rdkit2d"`, :obj:`"chemprop + rdkit_2d"`). A run fine-tuned from a backbone
 pretrained without some of its objectives (the ablation's masked-atoms-only
-backbone) is :obj:`"fine-tuned (without descriptors)"`, and one initialized
-from a trained model rather than a pretraining backbone is
+backbone) is :obj:`"fine-tuned (without descriptors)"`, one fine-tuned
+from a backbone pretrained for another number of steps than the bundled one
+(the longer backbones) is :obj:`"fine-tuned (60,000-step backbone)"`, and
+one initialized from a trained model rather than a pretraining backbone is
 :obj:`"fine-tuned (from a trained model)"`: methods of their own too.
 """
 from __future__ import annotations
+
+from functools import lru_cache
+from typing import Optional
 
 #: The model family chemprop's runs record (``benchmarks/baselines/``).
 CHEMPROP = 'chemprop D-MPNN'
@@ -50,6 +55,24 @@ def _objectives_left_out(init_from: dict) -> list[str]:
             if not (settings or {}).get('weight', 1.0)]
 
 
+@lru_cache(maxsize=None)
+def bundled_backbone_steps() -> int:
+    r"""The pretraining steps of the bundled backbone
+    (``bundled:pretrained-sepnorm``), from its card: a run fine-tuned from
+    a backbone of this many steps is plain :obj:`"fine-tuned"`."""
+    from graphormer_sepnorm.bundled import bundled_backbone_path
+    from graphormer_sepnorm.checkpoint import read_card
+    card, _ = read_card(bundled_backbone_path('pretrained-sepnorm'))
+    return card.extra['pretraining']['steps']
+
+
+def _backbone_steps(init_from: dict) -> Optional[int]:
+    r"""The pretraining steps of the backbone of :obj:`init_from` (a run's
+    :obj:`init_from` record), :obj:`None` where the record holds none."""
+    return ((init_from.get('pretraining') or {}).get('pretraining')
+            or {}).get('steps')
+
+
 def base_method_of(run: dict) -> str:
     r"""A run's method without its molecule features (see the module)."""
     family = run.get('model_family')
@@ -65,8 +88,12 @@ def base_method_of(run: dict) -> str:
     if init_from.get('task') not in (None, 'pretraining'):
         return 'fine-tuned (from a trained model)'
     left_out = _objectives_left_out(init_from)
-    return (f"fine-tuned (without {', '.join(left_out)})" if left_out
-            else 'fine-tuned')
+    if left_out:
+        return f"fine-tuned (without {', '.join(left_out)})"
+    steps = _backbone_steps(init_from)
+    if steps is not None and steps != bundled_backbone_steps():
+        return f"fine-tuned ({steps:,}-step backbone)"
+    return 'fine-tuned'
 
 
 def method_of(run: dict) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,12 @@ PAPER = {
 #: (the fine-tuning plans' ``variant``): its from-scratch twin has the same
 #: variant without it.
 PRETRAINED = 'fine-tuned from its pretrained backbone'
+
+#: :data:`PRETRAINED` with or without a word on the backbone between "its"
+#: and "pretrained" (*e.g.* "fine-tuned from its 60,000-step pretrained
+#: backbone"), at the end of a variant, with the comma before it.
+_PRETRAINED_SUFFIX = re.compile(
+    r',?\s*fine-tuned from its (?:\S+ )?pretrained backbone$')
 
 #: The goals set for the pretrained SepNorm rows (mean test metric, at the
 #: from-scratch fine-tuning budget): above chemprop's MolHIV ROC-AUC, and
@@ -93,14 +100,15 @@ class Group:
 
     @property
     def is_pretrained(self) -> bool:
-        r"""Fine-tuned from a pretrained backbone (:data:`PRETRAINED`)."""
-        return (self.variant or '').endswith(PRETRAINED)
+        r"""Fine-tuned from a pretrained backbone: the variant ends with
+        :data:`PRETRAINED`, or with it naming which backbone (*e.g.*
+        "fine-tuned from its 60,000-step pretrained backbone")."""
+        return bool(_PRETRAINED_SUFFIX.search(self.variant or ''))
 
     @property
     def scratch_variant(self) -> Optional[str]:
         r"""The variant of this pretrained row's from-scratch twin."""
-        base = (self.variant or '')[:-len(PRETRAINED)].rstrip(', ')
-        return base or None
+        return _PRETRAINED_SUFFIX.sub('', self.variant or '') or None
 
     @property
     def higher_is_better(self) -> bool:

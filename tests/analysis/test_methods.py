@@ -1,9 +1,12 @@
 """benchmarks/analysis/methods.py: a run's method from its results.json,
 molecule features (chemprop's and ours) and backbone included."""
 import pytest
+import yaml
 
-from benchmarks.analysis.methods import (base_method_of, method_of,
-                                         molecule_features_of)
+from benchmarks.analysis.methods import (base_method_of,
+                                         bundled_backbone_steps,
+                                         method_of, molecule_features_of)
+from conftest import REPO
 
 CHEMPROP = {'model_family': 'chemprop D-MPNN', 'molecule_featurizers': []}
 BACKBONE = {'source': 'bundled:pretrained-sepnorm', 'task': 'pretraining',
@@ -54,6 +57,23 @@ def test_another_backbone_or_a_trained_model_is_its_own_method():
     trained = {'source': 'runs/x', 'task': 'regression'}
     assert method_of(_ours(init_from=trained)) == \
         'fine-tuned (from a trained model)'
+
+
+def test_a_backbone_of_other_steps_than_the_bundled_one_is_its_own_method():
+    bundled = bundled_backbone_steps()
+    # The bundled backbone is configs/pretrain/cpu_sepnorm.yaml's.
+    config = yaml.safe_load((REPO / 'configs/pretrain/cpu_sepnorm.yaml')
+                            .read_text())
+    assert bundled == config['train']['max_steps']
+
+    def trained_for(steps):
+        objectives = BACKBONE['pretraining']['pretraining']['objectives']
+        return {**BACKBONE, 'pretraining': {'pretraining': {
+            'objectives': objectives, 'steps': steps}}}
+    assert method_of(_ours(init_from=trained_for(bundled))) == 'fine-tuned'
+    assert method_of(_ours(init_from=trained_for(60000), molecule_features=(
+        _features('morgan')))) == \
+        'fine-tuned (60,000-step backbone) + morgan'
 
 
 def test_an_unknown_model_family_is_refused():

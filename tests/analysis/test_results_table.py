@@ -20,7 +20,7 @@ from benchmarks.analysis.results import (comparison_table, goal_verdicts,
                                          protocol_line, results_summary,
                                          results_table, stand_in_note,
                                          summary_rows, verdicts)
-from benchmarks.analysis.runs import (group_runs, load_runs,
+from benchmarks.analysis.runs import (Group, group_runs, load_runs,
                                       minutes_to_reach)
 from benchmarks.analysis.tuning import trials_table
 
@@ -289,6 +289,25 @@ def test_pretrained_rows_against_scratch_share_and_chemprop(tmp_path):
     assert [g.label for g in summary_rows(groups)] == [
         'Graphormer + SepNorm', label, 'chemprop D-MPNN']
     assert '3 of the 4 rows of the [full results]' in summary
+
+
+@pytest.mark.parametrize('variant, pretrained, twin', [
+    ('from SMILES (OGB features), fine-tuned from its pretrained backbone',
+     True, 'from SMILES (OGB features)'),
+    ('from SMILES (OGB features), fine-tuned from its 60,000-step '
+     'pretrained backbone', True, 'from SMILES (OGB features)'),
+    ('fine-tuned from its pretrained backbone', True, None),
+    # Fine-tuned, but the variant goes on: no twin by this rule.
+    ('fine-tuned from its 60,000-step pretrained backbone, with the Morgan '
+     'count fingerprint in the graph token', False, None),
+    ('from SMILES (OGB features)', False, None),
+])
+def test_a_pretrained_variant_and_its_scratch_twin(variant, pretrained, twin):
+    group = Group('molhiv', f'sep, {variant}', 'rocauc',
+                  [{'norm': 'sep', 'variant': variant, 'seed': 0}])
+    assert group.is_pretrained is pretrained
+    if pretrained:
+        assert group.scratch_variant == twin
 
 
 def test_summary_rows_are_chosen_on_validation(tmp_path):

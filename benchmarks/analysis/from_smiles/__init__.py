@@ -1,8 +1,9 @@
 r"""Best from SMILES: per set (:data:`SETS`), every method that reads the
 molecules' SMILES (:mod:`~benchmarks.analysis.methods`: Graphormer from
-scratch, fine-tuned from the backbone, each with molecule features, and
-chemprop's D-MPNN with and without its own) against chemprop's default
-D-MPNN, and whether our best row beats it (:data:`GOAL`).
+scratch, fine-tuned from the bundled backbone or from one pretrained for
+another number of steps, each with molecule features, and chemprop's
+D-MPNN with and without its own) against chemprop's default D-MPNN, and
+whether our best row beats it (:data:`GOAL`).
 
 Each Graphormer method shows the norm (SepNorm or ShareNorm) of the best
 mean **validation** metric over its seeds, never test; the row the goal

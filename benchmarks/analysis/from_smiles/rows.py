@@ -4,6 +4,7 @@ chemprop's default, and the goal's counts (:data:`GOAL`); the package
 docstring (:mod:`benchmarks.analysis.from_smiles`) says how."""
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
@@ -58,13 +59,33 @@ def reads_smiles(run: dict) -> bool:
     return bool(run.get('model_family')) or run['dataset'] not in OWN_GRAPHS
 
 
+#: A fine-tuned method from a backbone of other steps than the bundled one
+#: (:func:`~benchmarks.analysis.methods.base_method_of`): its backbone's
+#: steps.
+_OTHER_BACKBONE = re.compile(r'^fine-tuned \(([\d,]+)-step backbone\)$')
+
+
+def plain_of(base: str) -> Optional[str]:
+    r"""The plain method (:data:`~benchmarks.analysis.methods.PLAIN`) that
+    base method :obj:`base` shows as: itself, or :obj:`"fine-tuned"` for
+    one fine-tuned from a backbone of other steps than the bundled one;
+    :obj:`None` for a method these tables leave out (*e.g.* the
+    masked-atoms-only backbone's)."""
+    if base in PLAIN:
+        return base
+    return 'fine-tuned' if _OTHER_BACKBONE.match(base) else None
+
+
 def label_of(method: str) -> str:
-    r"""A method's row title: :data:`LABELS` of its base method, with
+    r"""A method's row title: :data:`LABELS` of its base method (naming
+    the backbone's steps where it is not the bundled one's), with
     " (default)" for chemprop without molecule features, then
     " + NAME" per molecule feature."""
     base, *features = method.split(' + ')
-    title = LABELS[base] + ('' if features or base != REFERENCE
-                            else ' (default)')
+    other = _OTHER_BACKBONE.match(base)
+    title = (f"Graphormer fine-tuned from the {other.group(1)}-step backbone"
+             if other else LABELS[base])
+    title += '' if features or base != REFERENCE else ' (default)'
     return ' + '.join([title, *features])
 
 
@@ -200,7 +221,8 @@ def choose_family(method: str, runs: Sequence[dict],
 
 def _order(method: str) -> tuple:
     base, *features = method.split(' + ')
-    return PLAIN.index(base), bool(features), method
+    return (PLAIN.index(plain_of(base)), base not in PLAIN, bool(features),
+            method)
 
 
 def set_result(key: str, methods: dict[str, list[dict]]) -> SetResult:
@@ -211,7 +233,7 @@ def set_result(key: str, methods: dict[str, list[dict]]) -> SetResult:
                          f"one set has one metric")
     metric = next(iter(metrics), None)
     shown = {m: runs for m, runs in methods.items()
-             if m.split(' + ')[0] in PLAIN}
+             if plain_of(m.split(' + ')[0])}
     names = set(shown) | set(PLAIN)
     for base in FEATURE_ROWS:
         if not any(m.startswith(base + ' + ') for m in names):
