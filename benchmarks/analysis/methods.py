@@ -17,8 +17,8 @@ one initialized from a trained model rather than a pretraining backbone is
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
-from typing import Optional
 
 #: The model family chemprop's runs record (``benchmarks/baselines/``).
 CHEMPROP = 'chemprop D-MPNN'
@@ -46,11 +46,23 @@ def molecule_features_of(run: dict) -> list[str]:
             *features.get('feature_columns', [])]
 
 
+#: The method of a run fine-tuned from a backbone pretrained for another
+#: number of steps than the bundled one (:func:`base_method_of` writes it,
+#: the tables read its steps back).
+OTHER_BACKBONE = re.compile(r'^fine-tuned \(([\d,]+)-step backbone\)$')
+
+
+def _pretraining(init_from: dict) -> dict:
+    r"""What the card of the backbone of :obj:`init_from` (a run's
+    :obj:`init_from` record) says of its pretraining; empty where it says
+    nothing."""
+    return (init_from.get('pretraining') or {}).get('pretraining') or {}
+
+
 def _objectives_left_out(init_from: dict) -> list[str]:
     r"""The pretraining objectives that the backbone of :obj:`init_from`
     (a run's :obj:`init_from` record) gave no weight, by name."""
-    objectives = ((init_from.get('pretraining') or {}).get('pretraining')
-                  or {}).get('objectives') or {}
+    objectives = _pretraining(init_from).get('objectives') or {}
     return [name for name, settings in objectives.items()
             if not (settings or {}).get('weight', 1.0)]
 
@@ -64,13 +76,6 @@ def bundled_backbone_steps() -> int:
     from graphormer_sepnorm.checkpoint import read_card
     card, _ = read_card(bundled_backbone_path('pretrained-sepnorm'))
     return card.extra['pretraining']['steps']
-
-
-def _backbone_steps(init_from: dict) -> Optional[int]:
-    r"""The pretraining steps of the backbone of :obj:`init_from` (a run's
-    :obj:`init_from` record), :obj:`None` where the record holds none."""
-    return ((init_from.get('pretraining') or {}).get('pretraining')
-            or {}).get('steps')
 
 
 def base_method_of(run: dict) -> str:
@@ -90,7 +95,7 @@ def base_method_of(run: dict) -> str:
     left_out = _objectives_left_out(init_from)
     if left_out:
         return f"fine-tuned (without {', '.join(left_out)})"
-    steps = _backbone_steps(init_from)
+    steps = _pretraining(init_from).get('steps')
     if steps is not None and steps != bundled_backbone_steps():
         return f"fine-tuned ({steps:,}-step backbone)"
     return 'fine-tuned'

@@ -4,14 +4,13 @@ chemprop's default, and the goal's counts (:data:`GOAL`); the package
 docstring (:mod:`benchmarks.analysis.from_smiles`) says how."""
 from __future__ import annotations
 
-import re
 import statistics
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from graphormer_sepnorm.models import NORM_NAMES
 from ..comparisons import Comparison, contrast, welch
-from ..methods import PLAIN, method_of
+from ..methods import OTHER_BACKBONE, PLAIN, method_of
 from ..reach import Paired, paired
 from ..runs import Group, dataset_of
 
@@ -59,12 +58,6 @@ def reads_smiles(run: dict) -> bool:
     return bool(run.get('model_family')) or run['dataset'] not in OWN_GRAPHS
 
 
-#: A fine-tuned method from a backbone of other steps than the bundled one
-#: (:func:`~benchmarks.analysis.methods.base_method_of`): its backbone's
-#: steps.
-_OTHER_BACKBONE = re.compile(r'^fine-tuned \(([\d,]+)-step backbone\)$')
-
-
 def plain_of(base: str) -> Optional[str]:
     r"""The plain method (:data:`~benchmarks.analysis.methods.PLAIN`) that
     base method :obj:`base` shows as: itself, or :obj:`"fine-tuned"` for
@@ -73,7 +66,7 @@ def plain_of(base: str) -> Optional[str]:
     masked-atoms-only backbone's)."""
     if base in PLAIN:
         return base
-    return 'fine-tuned' if _OTHER_BACKBONE.match(base) else None
+    return 'fine-tuned' if OTHER_BACKBONE.match(base) else None
 
 
 def label_of(method: str) -> str:
@@ -82,7 +75,7 @@ def label_of(method: str) -> str:
     " (default)" for chemprop without molecule features, then
     " + NAME" per molecule feature."""
     base, *features = method.split(' + ')
-    other = _OTHER_BACKBONE.match(base)
+    other = OTHER_BACKBONE.match(base)
     title = (f"Graphormer fine-tuned from the {other.group(1)}-step backbone"
              if other else LABELS[base])
     title += '' if features or base != REFERENCE else ' (default)'
