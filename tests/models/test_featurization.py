@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 import pytest
@@ -55,14 +56,24 @@ def test_checkpoints_refuse_data_of_another_featurization(tmp_path):
                    ModelCard({}, featurizer='ogb', task='regression'))
 
 
-def test_old_checkpoints_take_the_featurization_of_their_card():
-    # Bundled models were written before the option: their cards' featurizer.
+def test_old_checkpoints_take_the_featurization_of_their_card(tmp_path):
+    # Checkpoints written before the option have no 'featurization' in their
+    # model config: a shipped member's file with the key taken out is one.
     import graphormer_sepnorm
+    from safetensors import safe_open
+    from safetensors.torch import save_file
     from graphormer_sepnorm.checkpoint import read_card
-    path = (Path(graphormer_sepnorm.__file__).parent / 'bundled' /
-            'zinc_seed0.safetensors')
-    card, _ = read_card(path)
-    assert 'featurization' not in card.model_config
+    shipped = (Path(graphormer_sepnorm.__file__).parent / 'bundled' /
+               'zinc_seed0.safetensors')
+    _, metadata = read_card(shipped)
+    card = json.loads(metadata['card'])
+    del card['model_config']['featurization']
+    with safe_open(str(shipped), framework='pt') as f:
+        tensors = {name: f.get_tensor(name) for name in f.keys()}
+    path = tmp_path / 'old.safetensors'
+    save_file(tensors, str(path),
+              metadata={**metadata, 'card': json.dumps(card)})
+    assert 'featurization' not in read_card(path)[0].model_config
     model, card = load_model(path)
     assert model.config['featurization'] == card.featurizer == 'ogb'
     with pytest.raises(CheckpointError, match="trained on 'ogb' graphs"):
