@@ -15,6 +15,9 @@ each dataset's recipe rows, best-validation Graphormer row and other
 families' rows, with the goals (results-summary, in README.md), best from SMILES (from-smiles, in benchmarks/README.md: per
 set every method against chemprop's default, with the final runs and the
 reach runs of --reach; from-smiles-summary, its line in README.md), which
+backbone the package should bundle (backbone-choice, in
+benchmarks/README.md: each other backbone against the bundled one in
+like-for-like pairs of best from SMILES, on validation), which
 family each bundled model ships (bundle-choice, in scripts/README.md: the
 best mean validation over seeds) and the table of bundled models
 (bundled-models, in scripts/README.md, from the model cards of the
@@ -28,6 +31,7 @@ from pathlib import Path
 # The research tooling (benchmarks/) is imported from the repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.analysis.backbone_choice import backbone_choice_markdown
 from benchmarks.analysis.bundle_choice import bundle_choice_markdown
 from benchmarks.analysis.findings import findings_markdown
 from benchmarks.analysis.from_smiles import (from_smiles_markdown,
@@ -87,6 +91,8 @@ def update_readmes(readmes: list, groups, figures: list, geometry,
                       missing_ok=True)
         update_readme(readme, from_smiles_summary(best),
                       'from-smiles-summary', missing_ok=True)
+        update_readme(readme, backbone_choice_markdown(best),
+                      'backbone-choice', missing_ok=True)
         update_readme(readme, bundle_choice_markdown(groups),
                       'bundle-choice', missing_ok=True)
         update_readme(readme, bundled_models_markdown(), 'bundled-models',
@@ -127,7 +133,8 @@ def main(argv=None) -> int:
                         'the runs say in sentences (results-findings), the '
                         'results table with the backbone and goal lines '
                         '(results-summary), best from SMILES (from-smiles, '
-                        'from-smiles-summary), the bundled models\' '
+                        'from-smiles-summary), which backbone to bundle '
+                        '(backbone-choice), the bundled models\' '
                         'families (bundle-choice) and the '
                         'bundled models (bundled-models, read from the '
                         'installed model cards); figure links are relative '

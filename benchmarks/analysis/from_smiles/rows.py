@@ -92,6 +92,9 @@ class Row:
     norm: Optional[str] = None
     #: Mean best validation metric per norm, the chosen first.
     validation: dict[str, float] = field(default_factory=dict)
+    #: The runs of every norm, by norm (:attr:`runs`: the chosen one's).
+    runs_by_norm: dict[Optional[str], list[dict]] = field(
+        default_factory=dict)
     #: Our row minus the reference (Welch), when both have two runs.
     against: Optional[Comparison] = None
     #: The test molecules :attr:`against` scored on (:obj:`None`: each
@@ -209,7 +212,7 @@ def choose_family(method: str, runs: Sequence[dict],
     order = sorted(means, key=lambda n: (-means[n] if higher_is_better
                                          else means[n], str(n)))
     return Row(method, sorted(families[order[0]], key=lambda r: r['seed']),
-               order[0], {n: means[n] for n in order})
+               order[0], {n: means[n] for n in order}, families)
 
 
 def _order(method: str) -> tuple:
