@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import csv
 import functools
-import gzip
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
 import torch
+
+from graphormer_sepnorm.data.text_files import open_text
 
 __all__ = ['read_test_predictions', 'common_molecules', 'score_on',
            'EnsembleReport', 'seed_ensemble']
@@ -30,7 +31,8 @@ def read_test_predictions(run: dict) -> Optional[dict[int, tuple[float,
     :func:`~benchmarks.analysis.runs.load_runs`, as
     :obj:`{id: (target, prediction)}`, or :obj:`None` when the run kept
     none (its :obj:`results.json` names no :obj:`test_predictions` file, or
-    the file is missing), plain or gzipped (``.csv.gz``). Only
+    the file is missing), plain or compressed (kept runs: ``.csv.bz2``,
+    older ones ``.csv.gz``). Only
     single-target files are read (columns :obj:`id`, :obj:`target`,
     :obj:`prediction`)."""
     name = run.get('test_predictions')
@@ -49,9 +51,8 @@ def _read(path: str, mtime_ns: int, size: int
     r"""One test-predictions file, read once per version of it: the tables,
     comparisons and ensembles ask for the same committed files many times
     (the file's modification time and size key a rewritten one afresh)."""
-    # Kept runs hold them gzipped (benchmarks/protocol/artefacts.py).
-    opener = gzip.open if path.endswith('.gz') else open
-    with opener(path, 'rt', newline='') as f:
+    # Kept runs hold them compressed (benchmarks/protocol/artefacts.py).
+    with open_text(path) as f:
         return {int(row['id']): (float(row['target']),
                                  float(row['prediction']))
                 for row in csv.DictReader(f)}

@@ -1,5 +1,6 @@
-r"""Text files that may be gzipped, told by the name as pandas tells it: a
-name ending in ``.gz``, in any case, is gzip.
+r"""Text files that may be compressed, told by the name as pandas tells it:
+a name ending in ``.gz``, in any case, is gzip (which every reader and
+writer here handles); ``.bz2`` and ``.xz`` are read too (:func:`open_text`).
 
 Every reader of the project's text inputs (training CSVs, prediction
 inputs and outputs, the baselines' SMILES splits) opens them here, so that
@@ -7,9 +8,11 @@ a file one of them reads, the others read the same way.
 """
 from __future__ import annotations
 
+import bz2
 import gzip
+import lzma
 from pathlib import Path
-from typing import IO, Optional, Union
+from typing import IO, Callable, Optional, Union
 
 __all__ = ['is_gzipped', 'open_text', 'read_smiles_lines']
 
@@ -19,9 +22,16 @@ def is_gzipped(path: Union[str, Path]) -> bool:
     return str(path).lower().endswith('.gz')
 
 
+#: Openers of the compressed files :func:`open_text` reads, by the name's
+#: ending (any case), as pandas infers them.
+DECOMPRESSORS: dict[str, Callable[..., IO[str]]] = {
+    '.gz': gzip.open, '.bz2': bz2.open, '.xz': lzma.open}
+
+
 def open_text(path: Union[str, Path], encoding: str = 'utf-8-sig') -> IO[str]:
-    r"""Opens :obj:`path` for reading as text, decompressing it if
-    :func:`is_gzipped`, with ``newline=''`` as the :mod:`csv` module wants.
+    r"""Opens :obj:`path` for reading as text, decompressing it if its name
+    ends in one of :data:`DECOMPRESSORS`' endings (gzip, bzip2, xz), with
+    ``newline=''`` as the :mod:`csv` module wants.
 
     Args:
         path (str or Path): The file.
@@ -29,9 +39,10 @@ def open_text(path: Union[str, Path], encoding: str = 'utf-8-sig') -> IO[str]:
             a byte-order mark that spreadsheet programs write.
             (default: :obj:`'utf-8-sig'`)
     """
-    if is_gzipped(path):
-        return gzip.open(path, 'rt', encoding=encoding, newline='')
-    return open(path, encoding=encoding, newline='')
+    name = str(path).lower()
+    opener = next((opener for ending, opener in DECOMPRESSORS.items()
+                   if name.endswith(ending)), open)
+    return opener(path, 'rt', encoding=encoding, newline='')
 
 
 def read_smiles_lines(path: Union[str, Path], limit: Optional[int] = None

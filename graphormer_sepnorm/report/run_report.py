@@ -1,7 +1,8 @@
 r"""The report of a training run (:func:`write_run_report`):
 :obj:`report.html` beside :obj:`curves.png`, from the files the run leaves
 (:obj:`results.json`, :obj:`metrics.csv`, :obj:`config.yaml`,
-:obj:`test_predictions.csv[.gz]`, :obj:`model.safetensors`): the curves,
+:obj:`test_predictions.csv`, plain or compressed as a kept run holds it,
+:obj:`model.safetensors`): the curves,
 the results in the words of the test protocol, predicted against measured
 test values (binary: the ROC curve), the worst-predicted test molecules
 drawn with their atom contributions (when the predictions carry SMILES),

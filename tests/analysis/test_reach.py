@@ -160,12 +160,11 @@ def test_committed_methods_of_a_seed_share_its_test_molecules():
     # scratch, fine-tuned, each with molecule features or not): the written
     # test molecules are the same ids in order.
     import csv
-    import gzip
     from benchmarks.analysis.runs import load_runs
+    from graphormer_sepnorm.data.text_files import open_text
     ids = {}
     for run in load_runs(REACH):
-        with gzip.open(Path(run['path']) / run['test_predictions'],
-                       'rt') as f:
+        with open_text(Path(run['path']) / run['test_predictions']) as f:
             rows = [r['id'] for r in csv.DictReader(f)]
         ids.setdefault((run['benchmark'], run['seed']), []).append(rows)
     assert all(len(lists) >= 3 for (benchmark, _), lists in ids.items()

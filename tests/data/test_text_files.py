@@ -1,5 +1,7 @@
-"""Plain or gzipped text, told by the name as pandas tells it."""
+"""Plain or compressed text, told by the name as pandas tells it."""
+import bz2
 import gzip
+import lzma
 
 import pandas as pd
 import pytest
@@ -29,6 +31,24 @@ def test_open_text_reads_what_pandas_reads(tmp_path, name):
         text = f.read()
     assert text == content.decode('utf-8-sig')
     assert list(pd.read_csv(path).columns) == ['smiles', 'y']
+
+
+COMPRESSORS = {'gzip': gzip.compress, 'bz2': bz2.compress,
+               'xz': lzma.compress, None: bytes}
+
+
+@pytest.mark.parametrize('name', NAMES + ['x.csv.bz2', 'x.BZ2', 'x.csv.xz',
+                                          'x.XZ', 'x.xz.csv', '.bz2'])
+def test_open_text_decompresses_as_pandas_infers(tmp_path, name):
+    # Written with the compression pandas infers from the name: open_text
+    # reads back the text (and pandas the table) whatever it is.
+    path = tmp_path / name
+    content = 'id,prediction\n1,0.25\n'
+    path.write_bytes(COMPRESSORS[infer_compression(name, 'infer')](
+        content.encode()))
+    with open_text(path) as f:
+        assert f.read() == content
+    assert pd.read_csv(path)['prediction'].tolist() == [0.25]
 
 
 def test_read_smiles_lines(tmp_path):

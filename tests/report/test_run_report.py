@@ -151,7 +151,8 @@ def test_run_without_smiles_says_so(tmp_path):
     # A SMILES file of other molecules (labels differ) is not used.
     other = tmp_path / 'other' / 'smiles'
     other.mkdir(parents=True)
-    with open_text(run / 'test_predictions.csv.gz') as f:
+    kept = json.loads((run / 'results.json').read_text())['test_predictions']
+    with open_text(run / kept) as f:
         rows = f.read().splitlines()
     (other / 'test.csv').write_text('smiles,y\n' + ''.join(
         f'CCO,{float(line.split(",")[1]) + 0.5}\n' for line in rows[1:]))

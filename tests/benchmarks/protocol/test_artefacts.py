@@ -1,7 +1,8 @@
 """benchmarks/protocol/artefacts.py: a finished run's artefacts kept
-without checkpoints, its predictions gzipped, the protocol entry in
+without checkpoints, its predictions compressed, the protocol entry in
 results.json; the recorded commit, and a final plan's refusal of a dirty
 tree."""
+import bz2
 import json
 import subprocess
 from pathlib import Path
@@ -52,9 +53,9 @@ def test_a_chemprop_plan_runs_the_baseline_and_keeps_its_artefacts(
         'config.yaml', 'metrics.csv', 'results.json']
 
 
-def test_test_predictions_are_kept_gzipped_and_read_back(tmp_path):
+def test_test_predictions_are_kept_compressed_and_read_back(tmp_path):
     """The per-molecule predictions (most of the committed tree) are kept
-    as test_predictions.csv.gz, named so in results.json, the same bytes
+    as test_predictions.csv.bz2, named so in results.json, the same bytes
     for the same file, and the results generator reads them as the CSV."""
     run_dir, kept = tmp_path / 'run', tmp_path / 'kept'
     run_dir.mkdir()
@@ -68,12 +69,13 @@ def test_test_predictions_are_kept_gzipped_and_read_back(tmp_path):
                           chemprop_args=None, labels={})
     keep_artefacts(run, Path('plan.yaml'), 'abc')
     assert sorted(p.name for p in kept.iterdir()) == [
-        'config.yaml', 'results.json', 'test_predictions.csv.gz']
+        'config.yaml', 'results.json', 'test_predictions.csv.bz2']
     results = json.loads((kept / 'results.json').read_text())
-    assert results['test_predictions'] == 'test_predictions.csv.gz'
-    first = (kept / 'test_predictions.csv.gz').read_bytes()
+    assert results['test_predictions'] == 'test_predictions.csv.bz2'
+    first = (kept / 'test_predictions.csv.bz2').read_bytes()
+    assert bz2.decompress(first).decode() == rows
     keep_artefacts(run, Path('plan.yaml'), 'abc')
-    assert (kept / 'test_predictions.csv.gz').read_bytes() == first
+    assert (kept / 'test_predictions.csv.bz2').read_bytes() == first
     assert read_test_predictions(dict(results, path=str(kept))) == {
         3: (1.5, 1.25), 7: (-2.0, -1.75)}
 
