@@ -123,23 +123,43 @@ class SmilesCorpus(torch.utils.data.Dataset):
         for offset in range(len(self)):
             position = (int(index) + offset) % len(self)
             try:
-                graph = self._graph(self.smiles(position))
-                graph.corpus_line = torch.tensor([position])
-                return graph
+                return self.line_graph(position)
             except FeaturizationError as error:
-                warnings.warn(f"{self.path} line {position + 1}: {error}; "
-                              f"the next molecule is used instead",
-                              RuntimeWarning, stacklevel=2)
-        raise FeaturizationError(f"no molecule of {self.path} can be "
-                                 f"featurized")
+                warnings.warn(self.replaced_warning(position, error),
+                              stacklevel=2)
+        raise self.nothing_featurizable()
 
-    def _graph(self, smiles: str) -> Data:
+    def line_graph(self, position: int) -> Data:
+        r"""The graph of line :obj:`position` (0-based), with no
+        replacement: what :meth:`__getitem__` returns for a line that can be
+        featurized.
+
+        Raises:
+            FeaturizationError: If the line cannot be featurized.
+        """
+        smiles = self.smiles(position)
         graph = prepare_graph(smiles, self.featurizer, self.max_nodes)
         if self.scaler is None:
-            return prepared_data(graph)
-        targets = self.scaler.transform(
-            descriptor_values(Chem.MolFromSmiles(smiles)))
-        return prepared_data(graph, y=torch.from_numpy(targets).view(1, -1))
+            data = prepared_data(graph)
+        else:
+            targets = self.scaler.transform(
+                descriptor_values(Chem.MolFromSmiles(smiles)))
+            data = prepared_data(graph,
+                                 y=torch.from_numpy(targets).view(1, -1))
+        data.corpus_line = torch.tensor([position])
+        return data
+
+    def replaced_warning(self, position: int,
+                         error: Union[str, Exception]) -> RuntimeWarning:
+        r"""The warning that line :obj:`position` (0-based) could not be
+        featurized (:obj:`error`) and is replaced by the next molecule."""
+        return RuntimeWarning(f"{self.path} line {position + 1}: {error}; "
+                              f"the next molecule is used instead")
+
+    def nothing_featurizable(self) -> FeaturizationError:
+        r"""The error that no line can be featurized."""
+        return FeaturizationError(f"no molecule of {self.path} can be "
+                                  f"featurized")
 
     def _no_molecule(self, lines: int) -> DataError:
         return DataError(

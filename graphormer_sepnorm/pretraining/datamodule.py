@@ -3,20 +3,29 @@ validation SMILES files as :class:`~graphormer_sepnorm.pretraining.
 corpus_dataset.SmilesCorpus` datasets, featurized on the fly (in
 :obj:`data.num_workers` worker processes) and batched by the resumable,
 rank-aware :class:`~graphormer_sepnorm.data.batch_loader.GraphBatchLoader`.
+With :obj:`pretrain.in_memory`, the training molecules are featurized once,
+in :obj:`pretrain.featurize_processes` processes, into a
+:class:`~graphormer_sepnorm.pretraining.featurized_corpus.FeaturizedCorpus`
+(same items, read from memory); the validation molecules (10,000 in a
+built corpus, :obj:`data.limit_val` of them), read once every
+:obj:`pretrain.val_every_n_steps` steps, stay featurized on the fly.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
 
 from lightning.pytorch import LightningDataModule
+from torch.utils.data import Dataset
 
 from ..data.batch_loader import (GraphBatchLoader, loader_layout,
                                  loader_workers)
 from ..data.datamodule import _distributed, _processes_per_node
 from ..data.errors import DataError
+from ..predict.workers import available_cores
 from .corpus_dataset import SmilesCorpus
 from .descriptors import DescriptorScaler
+from .featurized_corpus import FeaturizedCorpus
 
 __all__ = ['CorpusDataModule', 'corpus_dir']
 
@@ -41,7 +50,12 @@ class CorpusDataModule(LightningDataModule):
     scaler). With :obj:`pretrain.descriptor_loss_weight` 0 no descriptor
     is computed: no scaler, and graphs without :obj:`y`. The files'
     SHA-256 (:attr:`corpus_sha256`) lets a resumed run check that its
-    corpus is the one it started on.
+    corpus is the one it started on. With :obj:`pretrain.in_memory`,
+    :meth:`train_dataloader` first featurizes the training molecules into
+    a :class:`~graphormer_sepnorm.pretraining.featurized_corpus.
+    FeaturizedCorpus`, in :obj:`pretrain.featurize_processes` processes
+    (null: this process's share of the node's cores); its items, and so
+    the batches of a seed, are the on-the-fly ones.
 
     Args:
         config (dict): A validated pretraining configuration.
@@ -52,7 +66,8 @@ class CorpusDataModule(LightningDataModule):
         self.data = config['data']
         self.pretrain = config['pretrain']
         self.folder = corpus_dir(config)
-        self.train_set: Optional[SmilesCorpus] = None
+        self.train_set: Optional[Union[SmilesCorpus,
+                                       FeaturizedCorpus]] = None
         self.val_set: Optional[SmilesCorpus] = None
         self.scaler: Optional[DescriptorScaler] = None
         self.corpus_sha256: Optional[dict[str, str]] = None
@@ -95,12 +110,13 @@ class CorpusDataModule(LightningDataModule):
                 f"(data.batch_size={self.data['batch_size']})")
 
     @property
-    def train_dataset(self) -> SmilesCorpus:
-        r"""The training molecules (after :meth:`setup`)."""
+    def train_dataset(self) -> Union[SmilesCorpus, FeaturizedCorpus]:
+        r"""The training molecules (after :meth:`setup`; in memory after
+        :meth:`train_dataloader` with :obj:`pretrain.in_memory`)."""
         assert self.train_set is not None, "call setup() first"
         return self.train_set
 
-    def _loader(self, dataset: SmilesCorpus, train: bool) -> GraphBatchLoader:
+    def _loader(self, dataset: Dataset, train: bool) -> GraphBatchLoader:
         rank, world_size = _distributed()
         batch_size = self.data['batch_size']
         if train and batch_size % world_size:
@@ -128,7 +144,22 @@ class CorpusDataModule(LightningDataModule):
         return trainer.current_epoch if trainer is not None else 0
 
     def train_dataloader(self) -> GraphBatchLoader:
+        # Featurized here rather than in setup(): Lightning restores a
+        # resumed run's checkpoint in between, and a checkpoint that does
+        # not fit (another corpus) is then refused before minutes of
+        # featurization.
+        if self.pretrain['in_memory'] and isinstance(self.train_set,
+                                                     SmilesCorpus):
+            self.train_set = FeaturizedCorpus(
+                self.train_set, self._featurize_processes(),
+                progress=_distributed()[0] == 0)
         return self._loader(self.train_set, train=True)
+
+    def _featurize_processes(self) -> int:
+        configured = self.pretrain['featurize_processes']
+        if configured is not None:
+            return configured
+        return max(1, available_cores() // _processes_per_node(self))
 
     def val_dataloader(self) -> GraphBatchLoader:
         return self._loader(self.val_set, train=False)

@@ -157,6 +157,23 @@ def test_resume_with_worker_processes_continues_exactly(corpus, straight_run,
     assert _backbone_diff(straight_run, tmp_path / 'w') == 0
 
 
+def test_training_from_memory_trains_the_same_model(corpus, straight_run,
+                                                    tmp_path):
+    """pretrain.in_memory: the 200 molecules featurized before the first
+    step by two spawned processes (one chunk each), inside the training
+    run, then read from memory by 2 forked DataLoader workers, as on a GPU:
+    the straight run's batches and model."""
+    result = run_script(PRETRAIN, *pretrain_args(
+        corpus, tmp_path, 'memory', 'pretrain.in_memory=true',
+        'pretrain.featurize_processes=2', 'data.num_workers=2'))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert 'Featurized 200 molecules' in result.stdout, result.stdout
+    assert '2 processes' in result.stdout, result.stdout
+    assert _comparable(metrics_rows(straight_run)) == _comparable(
+        metrics_rows(tmp_path / 'memory'))
+    assert _backbone_diff(straight_run, tmp_path / 'memory') == 0
+
+
 def test_the_gpu_recipes_featurize_in_workers_the_cpu_budget_does_not():
     from graphormer_sepnorm.training.config import load_config
     folder = REPO / 'configs' / 'pretrain'
@@ -213,6 +230,11 @@ def test_two_process_ddp_matches_one_process(corpus, tmp_path):
     (['pretrain.mask_rate=0'], "'pretrain.mask_rate' must be in (0, 1]"),
     (['pretrain.descriptor_loss_weight=-1'],
      "'pretrain.descriptor_loss_weight' must be >= 0"),
+    (['pretrain.featurize_processes=2'],
+     "'pretrain.featurize_processes' is 2, but it applies only with "
+     "'pretrain.in_memory' true"),
+    (['pretrain.in_memory=true', 'pretrain.featurize_processes=0'],
+     "'pretrain.featurize_processes' must be >= 1, got 0"),
 ])
 def test_bad_pretraining_configs(corpus, tmp_path, overrides, message,
                                 capsys):

@@ -205,10 +205,19 @@ def _check_pretraining(config: dict) -> None:
                           "training; pretraining validates every "
                           "'pretrain.val_every_n_steps' steps: set that "
                           "instead")
-    for key in ('pretrain.val_every_n_steps', 'pretrain.scaler_molecules'):
-        if get_dotted(config, key) < 1:
-            raise ConfigError(f"'{key}' must be >= 1, got "
-                              f"{get_dotted(config, key)}")
+    processes = pretrain['featurize_processes']
+    if processes is not None and not pretrain['in_memory']:
+        raise ConfigError(f"'pretrain.featurize_processes' is {processes}, "
+                          f"but it applies only with 'pretrain.in_memory' "
+                          f"true (the molecules are featurized on the fly, "
+                          f"in data.num_workers workers, otherwise): set "
+                          f"pretrain.in_memory=true, or remove "
+                          f"pretrain.featurize_processes")
+    for key in ('pretrain.val_every_n_steps', 'pretrain.scaler_molecules',
+                'pretrain.featurize_processes'):
+        value = get_dotted(config, key)
+        if value is not None and value < 1:  # featurize_processes: null
+            raise ConfigError(f"'{key}' must be >= 1, got {value}")
     if config['model'].get('init_from') is not None:
         raise ConfigError("'model.init_from' does not apply to pretraining "
                           "(it starts from a random encoder; continue a run "
