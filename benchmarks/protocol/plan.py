@@ -109,11 +109,15 @@ def load_plan(path: Path, workdir: Path) -> list[Run]:
                         f"repository, got {destination}")
     if 'chemprop' in plan:
         return _chemprop_runs(path, plan, destination, workdir)
-    norms = {}
     for config in plan['configs']:
         if not Path(config).is_file():
             raise PlanError(f"plan {path}: config {config} does not exist")
-        norms[config] = _norm_of(config)
+    # The norm names the run's folder: the config's, unless the common or
+    # the trial's overrides set model.norm (the seed does not change it).
+    norms = {(config, trial): _norm_of(config, with_seed(
+        [*(plan.get('common') or []), *overrides], plan['seeds'][0]))
+        for config in plan['configs']
+        for trial, overrides in plan['trials'].items()}
     runs = []
     for trial, trial_overrides in plan['trials'].items():
         for seed in plan['seeds']:
@@ -123,7 +127,8 @@ def load_plan(path: Path, workdir: Path) -> list[Run]:
                                 overrides=with_seed(plan.get('common'), seed),
                                 trial_overrides=with_seed(trial_overrides,
                                                           seed),
-                                norm=norms[config], destination=destination,
+                                norm=norms[config, trial],
+                                destination=destination,
                                 workdir=workdir / destination.name,
                                 labels={key: str(plan[key]) for key in
                                         RESULT_LABELS if key in plan}))
@@ -165,9 +170,10 @@ def with_seed(items, seed: int) -> list[str]:
     return [str(item).replace('{seed}', str(seed)) for item in items or []]
 
 
-def _norm_of(config: str) -> str:
+def _norm_of(config: str, overrides: list[str]) -> str:
     from graphormer_sepnorm.training.config import load_config
-    return load_config(config, env={}, check_paths=False)['model']['norm']
+    return load_config(config, overrides, env={},
+                       check_paths=False)['model']['norm']
 
 
 def check_selection_exists(runs: list[Run], trials: list[str] | None = None,

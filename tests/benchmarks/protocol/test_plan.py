@@ -1,6 +1,7 @@
 """benchmarks/protocol/plan.py: every committed plan reads into runs of
 valid configs; a chemprop plan's arguments reach the baseline's parser;
-``{seed}`` becomes each run's seed."""
+``{seed}`` becomes each run's seed; a norm set by the overrides
+names the runs."""
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,23 @@ def test_seed_placeholder_becomes_each_runs_seed(tmp_path):
     runs = load_plan(plan, Path('runs/cpu'))
     assert [run.command()[run.command().index('--split-seed') + 1]
             for run in runs] == ['0', '1']
+
+
+def test_a_norm_set_by_the_overrides_names_the_runs(tmp_path):
+    # A trial that switches the config's SepNorm to ShareNorm keeps its runs
+    # apart (share_seed<k>), rather than in the SepNorm runs' folders, where
+    # they would be taken as finished or overwrite them.
+    plan = tmp_path / 'plan.yaml'
+    plan.write_text(yaml.safe_dump({
+        'destination': 'kept', 'seeds': [0, 1],
+        'configs': ['configs/cpu/moleculenet/clintox.yaml'],
+        'trials': {'sep': [], 'share': ['model.norm=share']}}))
+    runs = load_plan(plan, Path('runs/cpu'))
+    assert [(run.trial, run.kept_dir.name) for run in runs] == [
+        ('sep', 'sep_seed0'), ('sep', 'sep_seed1'),
+        ('share', 'share_seed0'), ('share', 'share_seed1')]
+    plan.write_text(yaml.safe_dump({
+        'destination': 'kept', 'seeds': [0],
+        'configs': ['configs/cpu/moleculenet/clintox.yaml'],
+        'common': ['model.norm=share'], 'trials': {'a': []}}))
+    assert load_plan(plan, Path('runs/cpu'))[0].kept_dir.name == 'share_seed0'
