@@ -24,10 +24,11 @@ from typing import Optional, Sequence
 
 from .comparisons import Comparison, p_text, welch
 from .formatting import mean_std
-from .methods import method_of
+from .methods import OTHER_BACKBONE, method_of
 from .runs import dataset_of
 
-#: The methods of a set, in table order, with their column titles.
+#: The methods of a set, in table order, with their column titles; the
+#: fine-tuned column shows :func:`comparable_backbone`'s runs.
 METHODS = {'chemprop': 'chemprop D-MPNN',
            'scratch': 'Graphormer from scratch',
            'fine-tuned': 'Graphormer fine-tuned from the backbone'}
@@ -50,6 +51,50 @@ def reach_sets(runs: Sequence[dict]) -> dict[str, dict[str, list[dict]]]:
         for method_runs in methods.values():
             method_runs.sort(key=lambda r: r['seed'])
     return dict(sorted(sets.items()))
+
+
+def _like_for_like(tuned: Sequence[dict],
+                   scratch: Sequence[dict]) -> list[dict]:
+    r"""The runs of :obj:`tuned` in the norm of :obj:`scratch`, if they
+    took the same steps as :obj:`scratch` (empty otherwise)."""
+    norms = {r.get('norm') for r in scratch}
+    tuned = [r for r in tuned if r.get('norm') in norms]
+    same = {r.get('steps') for r in tuned} == {r.get('steps')
+                                               for r in scratch}
+    return tuned if same else []
+
+
+def comparable_backbone(sets: dict[str, dict[str, list[dict]]]) -> str:
+    r"""The plain fine-tuned method of the fine-tuned column: from the
+    bundled backbone (:obj:`"fine-tuned"`) if, on every set with
+    from-scratch runs, its runs of their norm took their steps (the same
+    config, learning rate and schedule, only the initialization changed),
+    else the first backbone of other steps
+    (:data:`~benchmarks.analysis.methods.OTHER_BACKBONE`) whose runs did;
+    :obj:`"fine-tuned"` if none did."""
+    others = sorted({m for methods in sets.values() for m in methods
+                     if OTHER_BACKBONE.match(m)})
+    for method in ['fine-tuned', *others]:
+        if all(_like_for_like(methods.get(method, []), methods['scratch'])
+               for methods in sets.values() if methods.get('scratch')):
+            return method
+    return 'fine-tuned'
+
+
+def _column_runs(methods: dict[str, list[dict]], method: str,
+                 backbone: str) -> list[dict]:
+    r"""A column's runs of one set: :obj:`backbone`'s in the from-scratch
+    runs' norm for the fine-tuned column, :obj:`method`'s otherwise."""
+    if method != 'fine-tuned':
+        return methods.get(method, [])
+    return _like_for_like(methods.get(backbone, []),
+                          methods.get('scratch', []))
+
+
+def _tuned_title(backbone: str) -> str:
+    other = OTHER_BACKBONE.match(backbone)
+    return (f'Graphormer fine-tuned from the {other.group(1)}-step backbone'
+            if other else METHODS['fine-tuned'])
 
 
 @dataclass
@@ -105,8 +150,10 @@ def _minutes(runs: Sequence[dict]) -> str:
 MINUTES = ('scratch', 'fine-tuned', 'chemprop')
 
 
-def _tuned_minus_scratch(methods: dict[str, list[dict]]) -> Optional[Paired]:
-    return paired(methods.get('fine-tuned', []), methods.get('scratch', []))
+def _tuned_minus_scratch(methods: dict[str, list[dict]],
+                         backbone: str) -> Optional[Paired]:
+    return paired(_column_runs(methods, 'fine-tuned', backbone),
+                  methods.get('scratch', []))
 
 
 def reach_table(sets: dict[str, dict[str, list[dict]]],
@@ -116,34 +163,38 @@ def reach_table(sets: dict[str, dict[str, list[dict]]],
     runs with molecule features are left to
     ``benchmarks/analysis/from_smiles/``), the paired fine-tuned −
     scratch difference, and CPU minutes per run."""
+    backbone = comparable_backbone(sets)
+    titles = {**METHODS, 'fine-tuned': _tuned_title(backbone)}
     lines = ['| set | seeds | linear probe of the 39 descriptors | ' +
-             ' | '.join(METHODS.values()) +
+             ' | '.join(titles.values()) +
              ' | fine-tuned − scratch, paired [95% CI] | CPU min per run '
              f"({' / '.join(MINUTES)}) |",
              '| --- | --- | ---: | ' + ' | '.join('---:' for _ in METHODS) +
              ' | --- | --- |']
     for name, methods in sets.items():
-        seeds = sorted({r['seed'] for method in METHODS
-                        for r in methods.get(method, [])})
+        columns = {method: _column_runs(methods, method, backbone)
+                   for method in METHODS}
+        seeds = sorted({r['seed'] for runs in columns.values()
+                        for r in runs})
         probe_runs = (probe or {}).get('sets', {}).get(name, [])
-        cells = [_cell([r['test_metric_at_best_val']
-                        for r in methods.get(method, [])])
-                 for method in METHODS]
+        cells = [_cell([r['test_metric_at_best_val'] for r in runs])
+                 for runs in columns.values()]
         lines.append(
             f"| {name} | {','.join(map(str, seeds))} "
             f"| {_cell([r['test_rocauc'] for r in probe_runs])} "
             f"| {' | '.join(cells)} "
-            f"| {_difference(_tuned_minus_scratch(methods))} "
-            f"| {' / '.join(_minutes(methods.get(m, [])) for m in MINUTES)} |")
+            f"| {_difference(_tuned_minus_scratch(methods, backbone))} "
+            f"| {' / '.join(_minutes(columns[m]) for m in MINUTES)} |")
     return '\n'.join(lines) + '\n'
 
 
 def reach_verdicts(sets: dict[str, dict[str, list[dict]]]) -> list[str]:
     r"""One sentence per set: whether fine-tuning beat training from
     scratch (paired, 5% level), and where chemprop stands."""
+    backbone = comparable_backbone(sets)
     sentences = []
     for name, methods in sets.items():
-        c = _tuned_minus_scratch(methods)
+        c = _tuned_minus_scratch(methods, backbone)
         if c is None:
             continue
         if c.p_value < 0.05:
@@ -159,8 +210,9 @@ def reach_verdicts(sets: dict[str, dict[str, list[dict]]]) -> list[str]:
         chemprop = [r['test_metric_at_best_val']
                     for r in methods.get('chemprop', [])]
         if chemprop:
-            tuned = statistics.fmean(r['test_metric_at_best_val']
-                                     for r in methods['fine-tuned'])
+            tuned = statistics.fmean(
+                r['test_metric_at_best_val']
+                for r in _column_runs(methods, 'fine-tuned', backbone))
             theirs = statistics.fmean(chemprop)
             sentence += (f"; chemprop {100 * theirs:.2f}, "
                          f"{'above' if theirs > tuned else 'below'} the "
@@ -199,7 +251,9 @@ def reach_markdown(sets: dict[str, dict[str, list[dict]]],
             'own scaffold split (80/10/10), the same for every method of '
             'that seed. Every run scored test once, at the end, with the '
             'checkpoint of the best validation ROC-AUC. Fine-tuned and '
-            'from-scratch runs share the config, learning rate and steps; '
+            'from-scratch runs share the config, norm, learning rate and '
+            'steps (the fine-tuned column: the first backbone, the bundled '
+            'one first, whose runs do on every set); '
             'chemprop ran its default model' + _chemprop_schedule(sets) +
             ' (`benchmarks/plans/final_reach_*.yaml`). CPU figures: '
             + (', '.join(hardware) or 'unknown hardware')
@@ -209,9 +263,10 @@ def reach_markdown(sets: dict[str, dict[str, list[dict]]],
 def reach_summary(sets: dict[str, dict[str, list[dict]]]) -> str:
     r"""One line for README.md: on which sets fine-tuning helped, on which
     it did not (paired, 5% level)."""
+    backbone = comparable_backbone(sets)
     helped, hurt, same = [], [], []
     for name, methods in sets.items():
-        c = _tuned_minus_scratch(methods)
+        c = _tuned_minus_scratch(methods, backbone)
         if c is None:
             continue
         text = f'{name} {100 * c.mean:+.2f}'
@@ -224,7 +279,10 @@ def reach_summary(sets: dict[str, dict[str, list[dict]]]) -> str:
         parts.append('significantly worse on ' + ', '.join(hurt))
     if same:
         parts.append('no significant difference on ' + ', '.join(same))
-    return ('Fine-tuned − scratch, test ROC-AUC points paired by seed: '
+    other = OTHER_BACKBONE.match(backbone)
+    tuned = (f'Fine-tuned (the {other.group(1)}-step backbone)' if other
+             else 'Fine-tuned')
+    return (f'{tuned} − scratch, test ROC-AUC points paired by seed: '
             + '; '.join(parts or ['no paired runs yet']) + '.\n')
 
 

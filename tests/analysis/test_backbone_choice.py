@@ -10,7 +10,7 @@ from benchmarks.analysis.from_smiles import from_smiles_sets
 from benchmarks.analysis.readme_blocks import readme_markers
 from benchmarks.analysis.runs import load_runs
 from conftest import REPO
-from test_from_smiles import BACKBONE, _run
+from test_from_smiles import BACKBONE, _run, bundled_6000  # noqa: F401
 
 LONGER = dict(BACKBONE, pretraining={'pretraining': {'steps': 60000}})
 
@@ -32,7 +32,8 @@ def _pair(benchmark, bundled_val, other_val, features=(), metric='rocauc',
     return runs
 
 
-def test_pairs_match_features_and_the_rule_needs_more_than_half():
+def test_pairs_match_features_and_the_rule_needs_more_than_half(
+        bundled_6000):
     runs = (_pair('molhiv', .70, .80, features=['morgan'])
             # Only Morgan on the bundled side: no twin, no pair.
             + [_run('molhiv', s, .5, .9, 'fine-tuned', init_from=LONGER)
@@ -61,7 +62,7 @@ def test_pairs_match_features_and_the_rule_needs_more_than_half():
             'package still ships the 6,000-step one') in text
 
 
-def test_a_tie_in_pairs_keeps_the_bundled_backbone():
+def test_a_tie_in_pairs_keeps_the_bundled_backbone(bundled_6000):
     runs = _pair('molhiv', .70, .80) + _pair('clintox', .90, .85)
     [choice] = backbone_choices(from_smiles_sets(runs))
     assert (choice.wins, len(choice.pairs)) == (1, 2)
@@ -72,7 +73,7 @@ def test_a_tie_in_pairs_keeps_the_bundled_backbone():
     assert 'the 6,000-step SepNorm backbone; the package ships it' in text
 
 
-def test_only_sepnorm_runs_are_read():
+def test_only_sepnorm_runs_are_read(bundled_6000):
     # The longer backbone's runs are ShareNorm's only: the bundled
     # backbone is SepNorm's, so there is nothing like for like.
     runs = _pair('molhiv', .70, .80, other_norm='share')

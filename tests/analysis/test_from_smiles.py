@@ -18,6 +18,17 @@ from conftest import REPO
 BACKBONE = {'source': 'bundled:pretrained-sepnorm', 'task': 'pretraining'}
 
 
+@pytest.fixture
+def bundled_6000(monkeypatch):
+    r"""The hand-built runs' bundled backbone took 6,000 steps, whichever
+    the package ships: a run fine-tuned from one of 60,000 is the other
+    backbone's."""
+    from benchmarks.analysis import backbone_choice, methods
+    from benchmarks.analysis.from_smiles import markdown
+    for module in (methods, backbone_choice, markdown):
+        monkeypatch.setattr(module, 'bundled_backbone_steps', lambda: 6000)
+
+
 def _run(benchmark, seed, test, val, method='scratch', norm='sep',
          metric='rocauc', dataset='csv', features=(), cpu=600.0, **extra):
     run = {'benchmark': benchmark, 'dataset': dataset, 'seed': seed,
@@ -89,7 +100,8 @@ def test_rows_norm_by_validation_and_not_run():
     assert text.count('| **') == 1
 
 
-def test_a_longer_backbone_is_a_row_of_its_own_after_the_bundled_ones():
+def test_a_longer_backbone_is_a_row_of_its_own_after_the_bundled_ones(
+        bundled_6000):
     longer = dict(BACKBONE, pretraining={'pretraining': {'steps': 60000}})
     runs = _molhiv() + [
         _run('molhiv', s, t, .85, 'fine-tuned', init_from=longer,

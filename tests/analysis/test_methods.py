@@ -7,6 +7,7 @@ from benchmarks.analysis.methods import (base_method_of,
                                          bundled_backbone_steps,
                                          method_of, molecule_features_of)
 from conftest import REPO
+from test_from_smiles import bundled_6000  # noqa: F401
 
 CHEMPROP = {'model_family': 'chemprop D-MPNN', 'molecule_featurizers': []}
 BACKBONE = {'source': 'bundled:pretrained-sepnorm', 'task': 'pretraining',
@@ -59,12 +60,17 @@ def test_another_backbone_or_a_trained_model_is_its_own_method():
         'fine-tuned (from a trained model)'
 
 
-def test_a_backbone_of_other_steps_than_the_bundled_one_is_its_own_method():
-    bundled = bundled_backbone_steps()
-    # The bundled backbone is configs/pretrain/cpu_sepnorm.yaml's.
-    config = yaml.safe_load((REPO / 'configs/pretrain/cpu_sepnorm.yaml')
+def test_the_bundled_backbone_steps_are_its_configs():
+    # The bundled backbone is configs/pretrain/cpu_sepnorm_long.yaml's
+    # (graphormer_sepnorm/bundled/__init__.py), read from its card.
+    config = yaml.safe_load((REPO / 'configs/pretrain/cpu_sepnorm_long.yaml')
                             .read_text())
-    assert bundled == config['train']['max_steps']
+    assert bundled_backbone_steps() == config['train']['max_steps']
+
+
+def test_a_backbone_of_other_steps_than_the_bundled_one_is_its_own_method(
+        bundled_6000):
+    bundled = 6000
 
     def trained_for(steps):
         objectives = BACKBONE['pretraining']['pretraining']['objectives']

@@ -1,16 +1,21 @@
 """The registry of bundled models: members by seed, the messages when none
 or several are installed."""
+import hashlib
+
 import pytest
 
-from graphormer_sepnorm.bundled import (ENV_VAR,
+from graphormer_sepnorm.bundled import (BUNDLED_MODELS, ENV_VAR,
                                         BundledModelNotInstalled,
-                                        available_bundled_models,
-                                        bundled_model_paths, member_filename)
-from graphormer_sepnorm.checkpoint import CheckpointError, save_model
+                                        available_bundled_models, bundled_dir,
+                                        bundled_model_paths, member_filename,
+                                        member_paths)
+from graphormer_sepnorm.checkpoint import (CheckpointError, read_card,
+                                           save_model)
 from graphormer_sepnorm.cli import predict as cli
 from graphormer_sepnorm.predict import Predictor
 
 from bundle_helpers import tiny_model, zinc_card
+from conftest import REPO
 
 
 def _member(folder, seed: int, val_mae: float = 0.5):
@@ -45,7 +50,9 @@ def test_not_installed_says_how_to_train_and_bundle(tmp_path):
     message = str(exc.value)
     assert 'molhiv_seed<seed>.safetensors' in message
     assert ('python scripts/train.py --config '
-            'configs/cpu/molhiv_pretrained_sepnorm.yaml' in message)
+            'configs/cpu/molhiv_pretrained_sepnorm.yaml '
+            'model.init_from=bundled:pretrained-sepnorm '
+            "'data.molecule_features=[morgan]'" in message)
     assert 'python scripts/bundle_model.py molhiv runs/<run>' in message
     assert '--checkpoint runs/<run>/model.safetensors' in message
     assert available_bundled_models(tmp_path / 'absent') == []
@@ -136,3 +143,28 @@ def test_shipped_zinc_takes_a_csv_run_of_zinc_molecules(tmp_path):
     (csv_run / 'results.json').write_text(json.dumps(
         {**results, 'dataset': 'csv', 'benchmark': 'zinc_subset'}))
     assert _read_run(get_bundled_model('zinc'), csv_run, None).seed == 0
+
+
+@pytest.mark.parametrize('name', [n for n, e in BUNDLED_MODELS.items()
+                                  if e.single_of is None])
+def test_the_training_command_is_the_one_of_the_installed_members(name):
+    # The command that a missing model's message gives reproduces the
+    # shipped members: their cards' config and overrides, and a backbone
+    # with the same bytes as the one they were fine-tuned from.
+    from graphormer_sepnorm.training.config import load_config
+    from graphormer_sepnorm.training.init_from import resolve_init_from
+    entry = BUNDLED_MODELS[name]
+    paths = member_paths(entry.name, bundled_dir())
+    if not paths:
+        pytest.skip(f'no {name} members installed')
+    config = load_config(REPO / entry.train_config,
+                         list(entry.train_overrides), env={},
+                         check_paths=False)
+    backbone = resolve_init_from(config['model']['init_from'])
+    digest = hashlib.sha256(backbone.read_bytes()).hexdigest()
+    for path in paths:
+        card, _ = read_card(path)
+        protocol = card.extra['protocol']
+        assert protocol['config'] == entry.train_config, path.name
+        assert set(protocol['overrides']) <= set(entry.train_overrides)
+        assert card.extra['init_from']['sha256'] == digest, path.name

@@ -10,6 +10,7 @@ from graphormer_sepnorm.models import NORM_NAMES
 from graphormer_sepnorm.training.run_results import TEST_PROTOCOLS
 from ..comparisons import Comparison, p_text
 from ..formatting import mean_std, metric_title, metric_units
+from ..methods import bundled_backbone_steps
 from ..reach import Paired
 from ..runs import test_protocol_of
 from .rows import (GOAL, PER_SEED_SPLITS, Row, SetResult, budget_counts,
@@ -138,11 +139,11 @@ def from_smiles_markdown(sets: Sequence[SetResult]) -> str:
             'molecules per run: what each run scored (`results.json`); '
             'chemprop and rows with molecule features leave out the SMILES '
             'RDKit rejects (MolHIV: 2 of its 4,113 test molecules). '
-            '"The backbone": the bundled one '
-            '(`configs/pretrain/cpu_sepnorm.yaml`, or its ShareNorm twin); '
-            '"the N-step backbone": one pretrained for N steps instead, '
-            'with the same objectives and corpus (the longer backbones, '
-            '`configs/pretrain/cpu_*_long.yaml`). '
+            '"The backbone": the bundled one (`bundled:pretrained-sepnorm`, '
+            f'{bundled_backbone_steps():,} pretraining steps, or its '
+            'ShareNorm twin of as many steps); "the N-step backbone": one '
+            'pretrained for N steps instead, with the same objectives and '
+            'corpus (`configs/pretrain/cpu_*.yaml`). '
             'MolHIV\'s Graphormer rows read OGB\'s graphs, which OGB builds '
             'from the same SMILES (OGB features); the ZINC-subset rows read '
             'its SMILES (Graphormer runs on ZINC\'s own graphs are left '
