@@ -100,6 +100,19 @@ ONE_THREAD = {'OMP_NUM_THREADS': '1', 'MKL_NUM_THREADS': '1',
               'NUMBA_NUM_THREADS': '1'}
 
 
+def run_environment() -> dict[str, str]:
+    r"""The environment of a plan's runs: one thread each, no data root
+    from the caller, and this checkout first on ``PYTHONPATH``, so that
+    ``scripts/train.py`` imports the package of the commit that is recorded
+    rather than a copy installed from elsewhere (an editable install of
+    another worktree, say)."""
+    env = dict(os.environ, **ONE_THREAD)
+    env.pop('GRAPHORMER_DATA_ROOT', None)
+    env['PYTHONPATH'] = os.pathsep.join(
+        [str(REPO), *filter(None, [os.environ.get('PYTHONPATH')])])
+    return env
+
+
 def prepare_datasets(runs: list[Run]) -> None:
     r"""Processes every dataset of the plan once, before runs start side by
     side: two runs processing the same data root at once would race."""
@@ -147,8 +160,7 @@ def run_plan(plan_path: Path, plan_runs: list[Run], jobs: int,
         return 0
     commit = commit_of(todo, plan_path, REPO)
     prepare_datasets(todo)
-    env = dict(os.environ, **ONE_THREAD)
-    env.pop('GRAPHORMER_DATA_ROOT', None)
+    env = run_environment()
     active: list[Run] = []
     failed = 0
     while todo or active:

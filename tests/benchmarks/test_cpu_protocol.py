@@ -209,3 +209,21 @@ def test_a_stale_bundle_gets_its_bundling_command(tmp_path, monkeypatch):
     # The rule reads the final runs of benchmarks/results/runs only.
     assert bundle_reminders(tmp_path, Path('work'),
                             shipped=lambda _: set()) == []
+
+
+def test_runs_import_the_package_of_this_checkout(tmp_path, monkeypatch):
+    # The recorded commit is this checkout's, so its runs must run its
+    # code: from another folder, with a foreign path first on PYTHONPATH,
+    # the runs' environment still finds the package here.
+    from benchmarks.cpu_protocol import run_environment
+    elsewhere = tmp_path / 'elsewhere' / 'graphormer_sepnorm'
+    elsewhere.mkdir(parents=True)
+    (elsewhere / '__init__.py').write_text("raise ImportError('not ours')")
+    monkeypatch.setenv('PYTHONPATH', str(elsewhere.parent))
+    env = run_environment()
+    assert env['OMP_NUM_THREADS'] == '1'
+    found = subprocess.run(
+        [sys.executable, '-c',
+         'import graphormer_sepnorm; print(graphormer_sepnorm.__file__)'],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+    assert Path(found.stdout.strip()).parent == REPO / 'graphormer_sepnorm'
