@@ -3,7 +3,9 @@ time to accuracy (best validation so far against CPU minutes), and the test
 predictions (parity plots for regression, ROC curves for binary tasks)."""
 from __future__ import annotations
 
+import io
 import math
+import textwrap
 from pathlib import Path
 from typing import Sequence, Union
 
@@ -15,13 +17,35 @@ from .test_predictions import common_molecules, read_test_predictions
 PathLike = Union[str, Path]
 
 _COLOURS = {'sep': 'tab:red', 'share': 'tab:blue'}
+#: Colours of the other models of a figure, in turn: Graphormer variants
+#: first, then other model families (:func:`~.runs.group_runs`' order).
+_OTHER_COLOURS = ('tab:purple', 'tab:green', 'tab:orange', 'tab:brown',
+                  'tab:pink', 'tab:olive', 'tab:cyan', 'tab:gray', 'gold',
+                  'navy', 'lime', 'maroon')
+#: Characters per line of a legend entry (the long variant names wrap).
+_LEGEND_WIDTH = 80
 
 
-def _colour(group: Group) -> str:
-    # The recipe's two norms, then Graphormer variants, then other families.
-    if group.model in _COLOURS:
-        return _COLOURS[group.model]
-    return 'tab:purple' if group.is_graphormer else 'tab:green'
+def _colours(members: Sequence[Group]) -> dict[str, str]:
+    r"""A colour per model of one figure: the recipe's two norms keep
+    theirs in every figure, each other model gets its own."""
+    others = iter(_OTHER_COLOURS * (1 + len(members) // len(_OTHER_COLOURS)))
+    return {g.model: _COLOURS.get(g.model) or next(others) for g in members}
+
+
+def _legend_below(fig, ax) -> None:
+    r"""The legend under the axes, its long entries wrapped, the figure
+    made taller to hold it."""
+    handles, labels = ax.get_legend_handles_labels()
+    labels = [textwrap.fill(label, _LEGEND_WIDTH) for label in labels]
+    lines = sum(label.count('\n') + 1 for label in labels)
+    width, height = fig.get_size_inches()
+    legend_height = 0.14 * lines + 0.15  # 7-point lines, in inches
+    fig.set_size_inches(width, height + legend_height)
+    fig.legend(handles, labels, loc='lower left', fontsize=7,
+               frameon=False, bbox_to_anchor=(0.02, 0.0))
+    fig.tight_layout(rect=(0, legend_height / (height + legend_height),
+                           1, 1))
 
 
 def _pyplot():
@@ -36,13 +60,29 @@ def _by_dataset(groups: Sequence[Group]) -> list[tuple[str, list[Group]]]:
             for dataset in sorted({g.dataset for g in groups})]
 
 
+#: Colours of a saved figure's palette: a plot's few colours and their
+#: anti-aliased edges fit, at about a third of the bytes of a true-colour
+#: PNG (the committed figures count towards the tracked tree's 29 MiB,
+#: tests/test_tree_size.py).
+PALETTE_COLOURS = 256
+
+
 def _save(fig, folder: PathLike, name: str) -> Path:
+    from PIL import Image
     plt = _pyplot()
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(folder / name, dpi=110)
+    if not fig.legends:  # _legend_below laid out its figure already
+        fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format='png', dpi=110)
     plt.close(fig)
+    buffer.seek(0)
+    with Image.open(buffer) as image:
+        # No dithering: flat areas and lines stay flat.
+        image.convert('RGB').quantize(
+            PALETTE_COLOURS, method=Image.Quantize.MEDIANCUT,
+            dither=Image.Dither.NONE).save(folder / name, optimize=True)
     return folder / name
 
 
@@ -69,6 +109,7 @@ def plot_validation_curves(groups: Sequence[Group], folder: PathLike
         if not members:
             continue
         fig, ax = plt.subplots(figsize=(6, 4))
+        colours = _colours(members)
         for g in members:
             curves = [_validation_points(r) for r in g.runs]
             steps = sorted(set.intersection(*(set(c) for c in curves)))
@@ -77,7 +118,7 @@ def plot_validation_curves(groups: Sequence[Group], folder: PathLike
             values = np.array([[c[s] for s in steps] for c in curves])
             scale = 100.0 if g.higher_is_better else 1.0
             mean, std = values.mean(0) * scale, values.std(0) * scale
-            colour = _colour(g)
+            colour = colours[g.model]
             ax.plot(steps, mean, color=colour,
                     label=f'{g.label} (n={len(g.runs)})')
             if len(g.runs) > 1:
@@ -90,7 +131,7 @@ def plot_validation_curves(groups: Sequence[Group], folder: PathLike
         ax.set_title(f'{dataset}: validation, mean ± std over seeds')
         if not members[0].higher_is_better:
             ax.set_yscale('log')
-        ax.legend()
+        _legend_below(fig, ax)
         paths.append(_save(fig, folder, f'val_curves_{dataset}.png'))
     return paths
 
@@ -108,6 +149,7 @@ def plot_time_to_accuracy(groups: Sequence[Group], folder: PathLike
         higher = members[0].higher_is_better
         scale = 100.0 if higher else 1.0
         fig, ax = plt.subplots(figsize=(6, 4))
+        colours = _colours(members)
         for g in members:
             curves = [best_so_far(r) for r in g.runs]
             curves = [c for c in curves if c]
@@ -123,7 +165,7 @@ def plot_time_to_accuracy(groups: Sequence[Group], folder: PathLike
                        for t in grid] for c in curves]
             mean = np.mean(values, axis=0) * scale
             ax.step(grid, mean, where='post',
-                    color=_colour(g),
+                    color=colours[g.model],
                     label=f'{g.label} (n={len(curves)})')
         threshold = common_threshold(members) * scale
         ax.axhline(threshold, color='k', linestyle=':', alpha=0.6,
@@ -134,7 +176,7 @@ def plot_time_to_accuracy(groups: Sequence[Group], folder: PathLike
         ax.set_title(f'{dataset}: time to accuracy, mean over seeds')
         if not higher:
             ax.set_yscale('log')
-        ax.legend()
+        _legend_below(fig, ax)
         paths.append(_save(fig, folder, f'time_to_accuracy_{dataset}.png'))
     return paths
 
@@ -156,6 +198,7 @@ def plot_test_predictions(groups: Sequence[Group], folder: PathLike
             continue
         fig, axes = plt.subplots(1, len(members), squeeze=False,
                                  figsize=(4 * len(members), 4))
+        colours = _colours(members)
         for ax, g in zip(axes[0], members):
             tables = [read_test_predictions(r) for r in g.runs]
             labels = np.array([tables[0][i][0] for i in ids])
@@ -174,7 +217,7 @@ def plot_test_predictions(groups: Sequence[Group], folder: PathLike
                 low, high = min(labels.min(), mean.min()), max(
                     labels.max(), mean.max())
                 ax.scatter(labels, mean, s=4, alpha=0.5,
-                           color=_colour(g))
+                           color=colours[g.model])
                 ax.plot([low, high], [low, high], 'k:', lw=1)
                 ax.set_xlabel('label')
                 ax.set_ylabel(f'mean prediction of {len(tables)} seeds')

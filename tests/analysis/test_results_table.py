@@ -505,6 +505,42 @@ def test_test_prediction_plots(tmp_path):
     assert all(p.stat().st_size > 5000 for p in paths)
 
 
+def test_figures_are_palette_pngs_that_look_like_the_true_colour_ones(
+        tmp_path):
+    import io
+
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from PIL import Image
+
+    from benchmarks.analysis.result_plots import PALETTE_COLOURS, _save
+    fig, ax = plt.subplots(figsize=(4, 3))
+    x = np.linspace(0, 6, 200)
+    for colour in ('tab:red', 'tab:blue', 'tab:purple'):
+        ax.plot(x, np.sin(x + len(colour)), color=colour)
+        ax.fill_between(x, np.sin(x) - 0.2, np.sin(x) + 0.2, color=colour,
+                        alpha=0.2)
+    ax.set_title('validation ROC-AUC')
+    fig.tight_layout()
+    true_colour = io.BytesIO()
+    fig.savefig(true_colour, format='png', dpi=110)
+    path = _save(fig, tmp_path, 'figure.png')
+    with Image.open(true_colour) as image:
+        expected = np.asarray(image.convert('RGB'), dtype=float)
+        assert len(image.convert('RGB').getcolors(1 << 24)) > PALETTE_COLOURS
+    with Image.open(path) as image:
+        assert image.mode == 'P'
+        saved = np.asarray(image.convert('RGB'), dtype=float)
+    assert saved.shape == expected.shape
+    # Off by under one level of 255 per channel on average, and the
+    # background is still pure white.
+    assert np.abs(saved - expected).mean() < 1.0
+    assert (saved[0, 0] == 255).all()
+    assert path.stat().st_size < len(true_colour.getvalue()) / 2
+
+
 def test_time_to_accuracy(runs):
     run = load_runs(runs / 'a')[0]  # val 0.25 at 1 CPU min, 0.15 at 2
     assert minutes_to_reach(run, 0.3) == pytest.approx(1.0)
@@ -724,3 +760,15 @@ def test_geometry_beside_the_runs_is_read_without_the_option(tmp_path):
     assert run_results_table(argv).returncode == 0
     assert ('| zinc_subset | Graphormer + SepNorm | 2 | -2.900 ± 0.141 '
             '| 0.150 ± 0.071 |') in output.read_text()
+
+
+def test_every_model_of_a_figure_has_its_own_colour():
+    from benchmarks.analysis.result_plots import _colours
+    from benchmarks.analysis.runs import Group
+    models = ['sep', 'share'] + [f'sep, variant {i}' for i in range(14)]
+    colours = _colours([Group('molhiv', m, 'rocauc') for m in models])
+    assert colours['sep'] == 'tab:red' and colours['share'] == 'tab:blue'
+    # Twelve colours of their own for the others, then round again.
+    others = [colours[m] for m in models[2:]]
+    assert len(set(others[:12])) == 12
+    assert not {'tab:red', 'tab:blue'} & set(others)
