@@ -11,14 +11,21 @@ rdkit2d"`, :obj:`"chemprop + rdkit_2d"`). A run fine-tuned from a backbone
 pretrained without some of its objectives (the ablation's masked-atoms-only
 backbone) is :obj:`"fine-tuned (without descriptors)"`, one fine-tuned
 from a backbone pretrained for another number of steps than the bundled one
-(the longer backbones) is :obj:`"fine-tuned (60,000-step backbone)"`, and
-one initialized from a trained model rather than a pretraining backbone is
-:obj:`"fine-tuned (from a trained model)"`: methods of their own too.
+(the longer backbones) is :obj:`"fine-tuned (60,000-step backbone)"`, one
+fine-tuned with layer-wise learning-rate decay (``optim.layer_lr_decay``
+below 1 in its ``config.yaml``) is :obj:`"fine-tuned (layer-wise
+learning-rate decay 0.8)"` (both qualifiers, comma-separated, where both
+hold), and one initialized from a trained model rather than a pretraining
+backbone is :obj:`"fine-tuned (from a trained model)"`: methods of their
+own too.
 """
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+from pathlib import Path
+
+import yaml
 
 #: The model family chemprop's runs record (``benchmarks/baselines/``).
 CHEMPROP = 'chemprop D-MPNN'
@@ -51,6 +58,12 @@ def molecule_features_of(run: dict) -> list[str]:
 #: the tables read its steps back).
 OTHER_BACKBONE = re.compile(r'^fine-tuned \(([\d,]+)-step backbone\)$')
 
+#: The method of a run fine-tuned from the bundled backbone with layer-wise
+#: learning-rate decay (:func:`base_method_of` writes it, the tables read
+#: the decay back).
+LAYER_LR_DECAY = re.compile(
+    r'^fine-tuned \(layer-wise learning-rate decay ([\d.]+)\)$')
+
 
 def _pretraining(init_from: dict) -> dict:
     r"""What the card of the backbone of :obj:`init_from` (a run's
@@ -65,6 +78,22 @@ def _objectives_left_out(init_from: dict) -> list[str]:
     objectives = _pretraining(init_from).get('objectives') or {}
     return [name for name, settings in objectives.items()
             if not (settings or {}).get('weight', 1.0)]
+
+
+@lru_cache(maxsize=None)
+def _config_of(run_dir: str) -> dict:
+    path = Path(run_dir) / 'config.yaml'
+    return yaml.safe_load(path.read_text()) if path.is_file() else {}
+
+
+def layer_lr_decay_of(run: dict) -> float:
+    r"""The :obj:`optim.layer_lr_decay` a run trained with, from the
+    ``config.yaml`` beside its ``results.json`` (:obj:`run["path"]`, as
+    :func:`~benchmarks.analysis.runs.load_runs` sets it); 1 (one rate for
+    all, the default) for a run without one."""
+    config = _config_of(run['path']) if run.get('path') else {}
+    return float(((config or {}).get('optim') or {}).get('layer_lr_decay',
+                                                          1.0))
 
 
 @lru_cache(maxsize=None)
@@ -95,10 +124,15 @@ def base_method_of(run: dict) -> str:
     left_out = _objectives_left_out(init_from)
     if left_out:
         return f"fine-tuned (without {', '.join(left_out)})"
+    qualifiers = []
     steps = _pretraining(init_from).get('steps')
     if steps is not None and steps != bundled_backbone_steps():
-        return f"fine-tuned ({steps:,}-step backbone)"
-    return 'fine-tuned'
+        qualifiers.append(f"{steps:,}-step backbone")
+    decay = layer_lr_decay_of(run)
+    if decay != 1.0:
+        qualifiers.append(f"layer-wise learning-rate decay {decay:g}")
+    return (f"fine-tuned ({', '.join(qualifiers)})" if qualifiers
+            else 'fine-tuned')
 
 
 def method_of(run: dict) -> str:

@@ -85,3 +85,53 @@ def test_a_backbone_of_other_steps_than_the_bundled_one_is_its_own_method(
 def test_an_unknown_model_family_is_refused():
     with pytest.raises(ValueError, match="model family 'random forest'"):
         method_of({'model_family': 'random forest', 'path': 'runs/rf'})
+
+
+def _run_dir(tmp_path, name, optim):
+    # A run directory as cpu_protocol.py keeps it: its config.yaml beside
+    # results.json.
+    run_dir = tmp_path / name
+    run_dir.mkdir()
+    (run_dir / 'config.yaml').write_text(yaml.safe_dump(
+        {'seed': 0, 'optim': {'lr': 1e-3, **optim}}))
+    return str(run_dir)
+
+
+def test_layer_wise_decay_from_the_runs_config_is_its_own_method(
+        tmp_path, bundled_6000):
+    decayed = _run_dir(tmp_path, 'decayed', {'layer_lr_decay': 0.8})
+    one_rate = _run_dir(tmp_path, 'one_rate', {'layer_lr_decay': 1.0})
+    unset = _run_dir(tmp_path, 'unset', {})
+    morgan = _features('morgan')
+    assert method_of(_ours(init_from=BACKBONE, path=decayed,
+                           molecule_features=morgan)) == \
+        'fine-tuned (layer-wise learning-rate decay 0.8) + morgan'
+    for plain in (one_rate, unset, str(tmp_path / 'no_config')):
+        assert method_of(_ours(init_from=BACKBONE, path=plain)) == \
+            'fine-tuned'
+    longer = {**BACKBONE, 'pretraining': {'pretraining': {
+        **BACKBONE['pretraining']['pretraining'], 'steps': 60000}}}
+    assert base_method_of(_ours(init_from=longer, path=decayed)) == \
+        'fine-tuned (60,000-step backbone, layer-wise learning-rate decay 0.8)'
+    # From scratch there is no backbone to decay towards.
+    assert method_of(_ours(path=decayed)) == 'scratch'
+
+
+def test_committed_variants_name_the_backbone_their_runs_read():
+    # A variant is the plan's label, written before the run; the init_from
+    # record is what the run read. Runs that meant the 60,000-step backbone
+    # but imported an older package that bundled the 6,000-step one once
+    # carried the wrong label, and the variant tables merged them with the
+    # 60,000-step runs (8 "seeds" 0,0,1,1,...).
+    import json
+    import re
+    wrong = []
+    for path in sorted((REPO / 'benchmarks/results').rglob('results.json')):
+        run = json.loads(path.read_text())
+        named = re.search(r'its ([\d,]+)-step pretrained backbone',
+                          run.get('variant') or '')
+        steps = (((run.get('init_from') or {}).get('pretraining') or {})
+                 .get('pretraining') or {}).get('steps')
+        if named and int(named.group(1).replace(',', '')) != steps:
+            wrong.append(f'{path.parent.relative_to(REPO)}: {steps}')
+    assert not wrong, wrong

@@ -10,7 +10,7 @@ from typing import Optional, Sequence
 
 from graphormer_sepnorm.models import NORM_NAMES
 from ..comparisons import Comparison, contrast, welch
-from ..methods import OTHER_BACKBONE, PLAIN, method_of
+from ..methods import LAYER_LR_DECAY, OTHER_BACKBONE, PLAIN, method_of
 from ..reach import Paired, paired
 from ..runs import Group, dataset_of
 
@@ -61,23 +61,27 @@ def reads_smiles(run: dict) -> bool:
 def plain_of(base: str) -> Optional[str]:
     r"""The plain method (:data:`~benchmarks.analysis.methods.PLAIN`) that
     base method :obj:`base` shows as: itself, or :obj:`"fine-tuned"` for
-    one fine-tuned from a backbone of other steps than the bundled one;
-    :obj:`None` for a method these tables leave out (*e.g.* the
-    masked-atoms-only backbone's)."""
+    one fine-tuned from a backbone of other steps than the bundled one or
+    with layer-wise learning-rate decay; :obj:`None` for a method these
+    tables leave out (*e.g.* the masked-atoms-only backbone's)."""
     if base in PLAIN:
         return base
-    return 'fine-tuned' if OTHER_BACKBONE.match(base) else None
+    return ('fine-tuned' if OTHER_BACKBONE.match(base)
+            or LAYER_LR_DECAY.match(base) else None)
 
 
 def label_of(method: str) -> str:
     r"""A method's row title: :data:`LABELS` of its base method (naming
-    the backbone's steps where it is not the bundled one's), with
+    the backbone's steps where it is not the bundled one's, and the
+    layer-wise learning-rate decay where there is one), with
     " (default)" for chemprop without molecule features, then
     " + NAME" per molecule feature."""
     base, *features = method.split(' + ')
-    other = OTHER_BACKBONE.match(base)
+    other, decay = OTHER_BACKBONE.match(base), LAYER_LR_DECAY.match(base)
     title = (f"Graphormer fine-tuned from the {other.group(1)}-step backbone"
-             if other else LABELS[base])
+             if other else
+             f"{LABELS['fine-tuned']}, layer-wise learning-rate decay "
+             f"{decay.group(1)}" if decay else LABELS[base])
     title += '' if features or base != REFERENCE else ' (default)'
     return ' + '.join([title, *features])
 
@@ -217,8 +221,10 @@ def choose_family(method: str, runs: Sequence[dict],
 
 def _order(method: str) -> tuple:
     base, *features = method.split(' + ')
-    return (PLAIN.index(plain_of(base)), base not in PLAIN, bool(features),
-            method)
+    # Another backbone's rows after the bundled backbone's (with or without
+    # layer-wise decay).
+    return (PLAIN.index(plain_of(base)), bool(OTHER_BACKBONE.match(base)),
+            base not in PLAIN, bool(features), method)
 
 
 def set_result(key: str, methods: dict[str, list[dict]]) -> SetResult:
