@@ -27,6 +27,7 @@ from typing import Optional, Sequence
 # The research tooling (benchmarks/) is imported from the repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.analysis.result_plots import save_figure
 from benchmarks.analysis.runs import load_runs
 
 
@@ -96,8 +97,7 @@ def plot_curves(rows: Sequence[dict], path: Path) -> None:
                  'running vs re-estimated BatchNorm statistics', fontsize=8)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

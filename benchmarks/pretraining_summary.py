@@ -29,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.analysis.readme_blocks import update_readme
+from benchmarks.analysis.result_plots import save_figure
 
 BLOCK = 'pretraining'
 GENERATOR = 'benchmarks/pretraining_summary.py'
@@ -233,8 +234,7 @@ def plot_geometry(rows: list[dict], path: Path) -> None:
     fig.suptitle('Graph tokens of held-out corpus molecules during '
                  'pretraining', fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def summary(rows: list[dict], folder: Path) -> tuple[str, str]:

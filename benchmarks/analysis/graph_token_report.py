@@ -18,6 +18,7 @@ from graphormer_sepnorm.analysis.graph_token import (
     anisotropy, graph_token_embeddings, pairwise_cosine, uniformity)
 from .formatting import mean_std
 from .graph_token_summary import group_rows, summarize_geometry
+from .result_plots import save_figure
 from .runs import NORM_LABELS, load_runs
 
 PathLike = Union[str, Path]
@@ -296,5 +297,4 @@ def _plot(rows, counts, split: str, path: Path) -> None:
         ax.set_ylabel('density (mean over runs)')
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)

@@ -67,23 +67,36 @@ def _by_dataset(groups: Sequence[Group]) -> list[tuple[str, list[Group]]]:
 PALETTE_COLOURS = 256
 
 
-def _save(fig, folder: PathLike, name: str) -> Path:
-    from PIL import Image
+def save_figure(fig, path: PathLike, dpi: int = 110) -> Path:
+    r"""Writes a matplotlib figure to :obj:`path` as a palette PNG of
+    :data:`PALETTE_COLOURS` colours, and closes it: every figure the
+    benchmark scripts commit."""
     plt = _pyplot()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format='png', dpi=dpi)
+    plt.close(fig)
+    return quantize_png(buffer.getvalue(), path)
+
+
+def quantize_png(image_bytes: bytes, path: PathLike) -> Path:
+    r"""Writes the PNG :obj:`image_bytes` to :obj:`path` with a palette of
+    :data:`PALETTE_COLOURS` colours (median cut, no dithering: flat areas
+    and lines stay flat)."""
+    from PIL import Image
+    path = Path(path)
+    with Image.open(io.BytesIO(image_bytes)) as image:
+        image.convert('RGB').quantize(
+            PALETTE_COLOURS, method=Image.Quantize.MEDIANCUT,
+            dither=Image.Dither.NONE).save(path, optimize=True)
+    return path
+
+
+def _save(fig, folder: PathLike, name: str) -> Path:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     if not fig.legends:  # _legend_below laid out its figure already
         fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format='png', dpi=110)
-    plt.close(fig)
-    buffer.seek(0)
-    with Image.open(buffer) as image:
-        # No dithering: flat areas and lines stay flat.
-        image.convert('RGB').quantize(
-            PALETTE_COLOURS, method=Image.Quantize.MEDIANCUT,
-            dither=Image.Dither.NONE).save(folder / name, optimize=True)
-    return folder / name
+    return save_figure(fig, folder / name)
 
 
 def _validation_points(run: dict) -> dict[int, float]:
