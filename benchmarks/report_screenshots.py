@@ -28,6 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.analysis.result_plots import quantize_png  # noqa: E402
 from benchmarks.headless_browser import Browser  # noqa: E402
 
 OUT = REPO / 'benchmarks' / 'results' / 'report'
@@ -81,6 +82,8 @@ def main(argv=None) -> int:
                                    ('training_run', run_report, 1900)):
             load = browser.open(path)
             browser.screenshot(OUT / f'{name}.png', 1280, height)
+            # A palette PNG, as every committed figure (result_plots.py).
+            quantize_png((OUT / f'{name}.png').read_bytes(), OUT / f'{name}.png')
             assert browser.errors == [], browser.errors
             lines.append(f'| {name} | {path.stat().st_size / 1e6:.2f} | '
                          f'{load:.2f} |')

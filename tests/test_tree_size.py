@@ -2,8 +2,8 @@
 transfer takes at most 64 MiB, and benchmarks/gpu_bundle.py's wheels (28.8
 MiB: rdkit 23.6 without Contrib, tokenizers 3.1, transformers slimmed to its
 Graphormer 1.5) and data archive (1.3 MiB, xz) take 30.1 of them: the files
-git tracks may take at most 29 MiB together, so that what travels stays
-within the 60 MiB the GPU check plans for (benchmarks/README.md). Run
+git tracks may take at most 29.5 MiB together, so that what travels stays
+within the 60 MiB the GPU check plans for (59.6; benchmarks/README.md). Run
 weights and per-run curve plots stay out of git (benchmarks/README.md says
 which commit holds the weights of the committed runs)."""
 import os
@@ -14,7 +14,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 #: The most the tracked files may take together, in bytes.
-LIMIT = 29 * 2 ** 20
+LIMIT = int(29.5 * 2 ** 20)
 
 
 def tracked_sizes(repo: Path) -> dict[str, int]:
@@ -52,7 +52,7 @@ def test_tracked_tree_is_at_most_29_mib():
     largest = sorted(sizes, key=sizes.get, reverse=True)[:5]
     assert total <= LIMIT, (
         f'the tracked files take {total:,} bytes, over the {LIMIT:,} '
-        f'({LIMIT // 2**20} MiB) '
+        f'({LIMIT / 2**20:g} MiB) '
         f'a GPU machine receives; largest: '
         + ', '.join(f'{name} ({sizes[name]:,})' for name in largest)
         + '; keep run weights and other large derivable files out of git')
