@@ -4,6 +4,7 @@ predictions (parity plots for regression, ROC curves for binary tasks)."""
 from __future__ import annotations
 
 import io
+import itertools
 import math
 import textwrap
 from pathlib import Path
@@ -29,7 +30,7 @@ _LEGEND_WIDTH = 80
 def _colours(members: Sequence[Group]) -> dict[str, str]:
     r"""A colour per model of one figure: the recipe's two norms keep
     theirs in every figure, each other model gets its own."""
-    others = iter(_OTHER_COLOURS * (1 + len(members) // len(_OTHER_COLOURS)))
+    others = itertools.cycle(_OTHER_COLOURS)
     return {g.model: _COLOURS.get(g.model) or next(others) for g in members}
 
 
