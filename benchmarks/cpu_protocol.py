@@ -16,7 +16,12 @@ A plan is a YAML file (see ``benchmarks/plans/``)::
     variant: from SMILES                # benchmark's molecules
 
 In any override or argument, ``{seed}`` stands for the run's seed (e.g.
-``data.split_seed={seed}``: a new scaffold split per seed).
+``data.split_seed={seed}``: a new scaffold split per seed). A trial may
+name its own seeds instead of the plan's (e.g. the chosen row, run for
+more seeds than the search)::
+
+    trials:
+      lr1e-3: {overrides: [optim.lr=1e-3], seeds: [0, 1, 2, 3, 4, 5]}
 
 A plan of chemprop baseline runs names the arguments of
 ``benchmarks/chemprop_baseline.py`` instead of ``configs`` (trials then

@@ -114,13 +114,14 @@ def load_plan(path: Path, workdir: Path) -> list[Run]:
             raise PlanError(f"plan {path}: config {config} does not exist")
     # The norm names the run's folder: the config's, unless the common or
     # the trial's overrides set model.norm (the seed does not change it).
+    trials = _trials(path, plan)
     norms = {(config, trial): _norm_of(config, with_seed(
-        [*(plan.get('common') or []), *overrides], plan['seeds'][0]))
+        [*(plan.get('common') or []), *overrides], seeds[0]))
         for config in plan['configs']
-        for trial, overrides in plan['trials'].items()}
+        for trial, (overrides, seeds) in trials.items()}
     runs = []
-    for trial, trial_overrides in plan['trials'].items():
-        for seed in plan['seeds']:
+    for trial, (trial_overrides, seeds) in trials.items():
+        for seed in seeds:
             for config in plan['configs']:
                 runs.append(Run(trial=str(trial), seed=int(seed),
                                 config=config,
@@ -160,8 +161,35 @@ def _chemprop_runs(path: Path, plan: dict, destination: Path,
                 labels={key: str(plan[key]) for key in RESULT_LABELS
                         if key in plan},
                 chemprop_args=with_seed(arguments, seed))
-            for trial, trial_arguments in plan['trials'].items()
-            for seed in plan['seeds']]
+            for trial, (trial_arguments, seeds) in _trials(path,
+                                                           plan).items()
+            for seed in seeds]
+
+
+def _trials(path: Path, plan: dict) -> dict[str, tuple[list, list[int]]]:
+    r"""Each trial of a plan as :obj:`(overrides, seeds)`: a trial is a list
+    of overrides, run for the plan's :obj:`seeds`, or a mapping
+    :obj:`{overrides: [...], seeds: [...]}` that names its own seeds (e.g.
+    the chosen recipe's row and its baseline run for more seeds than the
+    search did)."""
+    trials = {}
+    for trial, value in plan['trials'].items():
+        if isinstance(value, dict):
+            unknown = set(value) - {'overrides', 'seeds'}
+            if unknown or 'seeds' not in value:
+                raise PlanError(
+                    f"plan {path}: trial {trial} must be a list of overrides "
+                    f"or a mapping {{overrides: [...], seeds: [...]}}, got "
+                    f"keys {sorted(value)}")
+            overrides, seeds = value.get('overrides') or [], value['seeds']
+        else:
+            overrides, seeds = value or [], plan['seeds']
+        if (not isinstance(seeds, list) or not seeds
+                or not all(isinstance(seed, int) for seed in seeds)):
+            raise PlanError(f"plan {path}: the seeds of trial {trial} must "
+                            f"be a list of integers, got {seeds!r}")
+        trials[str(trial)] = (overrides, seeds)
+    return trials
 
 
 def with_seed(items, seed: int) -> list[str]:

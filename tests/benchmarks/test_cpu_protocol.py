@@ -158,12 +158,16 @@ def test_seeds_option_runs_only_the_named_seeds(tmp_path):
 
 def test_a_missing_dataset_file_is_a_clear_error(tmp_path):
     # A plan whose config reads a CSV that was never made stops before any
-    # run starts, naming the run and the file, without a traceback.
+    # run starts, naming the run and the file, without a traceback. (The
+    # path is moved under tmp_path: a machine that made the config's CSV
+    # would otherwise train.)
     plan = tmp_path / 'plan.yaml'
     plan.write_text(yaml.safe_dump({
         'destination': relative(tmp_path / 'kept'),
         'configs': ['configs/cpu/molhiv_train2000_sepnorm.yaml'],
         'seeds': [0], 'common': [f'data.root={relative(tmp_path)}',
+                                 f'data.path={relative(tmp_path)}/'
+                                 f'molhiv_train2000.csv',
                                  'train.eval_test=false'],
         'trials': {'small': []}}))
     result = _run(relative(plan), '--workdir', relative(tmp_path / 'w'))

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from benchmark_helpers import REPO, chemprop_plan, script_module
-from benchmarks.protocol.plan import load_plan
+from benchmarks.protocol.plan import PlanError, load_plan
 
 
 @pytest.mark.parametrize('plan_file', sorted(
@@ -79,3 +79,31 @@ def test_a_norm_set_by_the_overrides_names_the_runs(tmp_path):
         'configs': ['configs/cpu/moleculenet/clintox.yaml'],
         'common': ['model.norm=share'], 'trials': {'a': []}}))
     assert load_plan(plan, Path('runs/cpu'))[0].kept_dir.name == 'share_seed0'
+
+
+def test_a_trial_may_name_its_own_seeds(tmp_path):
+    # {overrides, seeds}: that trial runs for its seeds, the others for the
+    # plan's; the same in a chemprop plan; a mapping without seeds or with
+    # another key is refused.
+    plan = tmp_path / 'plan.yaml'
+    body = {'destination': 'kept', 'seeds': [0, 1],
+            'configs': ['configs/cpu/moleculenet/clintox.yaml'],
+            'trials': {'a': ['optim.lr=1e-3'],
+                       'b': {'overrides': ['optim.lr=2e-3'],
+                             'seeds': [0, 1, 2, 5]}}}
+    plan.write_text(yaml.safe_dump(body))
+    runs = load_plan(plan, Path('runs/cpu'))
+    assert [(run.trial, run.seed) for run in runs] == [
+        ('a', 0), ('a', 1), ('b', 0), ('b', 1), ('b', 2), ('b', 5)]
+    assert {tuple(run.trial_overrides) for run in runs if run.trial == 'b'
+            } == {('optim.lr=2e-3',)}
+    plan = chemprop_plan(tmp_path, trials={
+        'plain': {'overrides': ['--max-epochs', '3'], 'seeds': [4]},
+        'other': []})
+    assert [(run.trial, run.seed) for run in load_plan(plan, tmp_path)] == [
+        ('other', 0), ('other', 1), ('plain', 4)]
+    for wrong in ({'overrides': []}, {'seeds': [0], 'epochs': 3},
+                  {'seeds': []}, {'seeds': ['0']}):
+        plan.write_text(yaml.safe_dump(dict(body, trials={'c': wrong})))
+        with pytest.raises(PlanError, match="trial c"):
+            load_plan(plan, Path('runs/cpu'))
