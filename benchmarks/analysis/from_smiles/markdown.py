@@ -14,7 +14,7 @@ from ..methods import bundled_backbone_steps
 from ..reach import Paired
 from ..runs import test_protocol_of
 from .rows import (GOAL, PER_SEED_SPLITS, Row, SetResult, budget_counts,
-                   goal_counts, goal_met)
+                   goal_counts, goal_met, mean_validation)
 
 
 #: How each test protocol reads in a cell.
@@ -81,7 +81,23 @@ def _split_line(s: SetResult) -> str:
              'one split for every seed: Welch, on the test molecules every '
              'run of both rows predicted (where their ids name the same '
              'molecules)')
-    return f'**{s.title}** (`{s.key}`; {metric}; {split}):\n'
+    return f'**{s.title}** (`{s.key}`; {metric}; {split}{_choice(s)}):\n'
+
+
+def _choice(s: SetResult) -> str:
+    r"""Where a candidate row ran more seeds than the others: the seeds the
+    bold row was chosen on, and each candidate's mean validation there."""
+    seeds = set(s.choice_seeds)
+    if all({r['seed'] for r in row.runs} == seeds for row in s.candidates):
+        return ''
+    scale, digits = metric_units(s.metric)
+    means = ', '.join(
+        f'{row.label} {mean_validation(row.runs, seeds) * scale:.{digits}f}'
+        for row in s.candidates)
+    return (f"; the bold row is chosen on seeds "
+            f"{','.join(map(str, sorted(seeds)))}, those every row of ours "
+            f"ran (the rows of more seeds ran them to confirm the choice), "
+            f"where the mean validation was: {means}")
 
 
 def set_table(s: SetResult) -> str:
@@ -132,8 +148,9 @@ def from_smiles_markdown(sets: Sequence[SetResult]) -> str:
                        if isinstance(r.get('hardware'), dict)})
     return ('\n'.join(set_table(s) for s in sets) + '\n' + goal_line(sets)
             + '\nEach Graphormer row shows the norm of the best mean '
-            'validation metric over its seeds (never test); in bold, our row '
-            'of the best mean validation, the one the goal reads. Test: '
+            'validation metric over the seeds its norms all ran (never '
+            'test); in bold, our row of the best mean validation on the '
+            'seeds all our rows of the set ran, the one the goal reads. Test: '
             'mean ± std over seeds at the best-validation checkpoint; '
             'differences are the row minus chemprop\'s default. Test '
             'molecules per run: what each run scored (`results.json`); '

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 from graphormer_sepnorm.models import NORM_NAMES
 from ..comparisons import Comparison, contrast, welch
@@ -156,13 +156,29 @@ class SetResult:
                      and r.runs), None)
 
     @property
+    def candidates(self) -> list[Row]:
+        r"""Our rows that may be :attr:`best`: those compared with the
+        reference (two runs or more)."""
+        return [r for r in self.rows if r.is_ours and r.against is not None]
+
+    @property
+    def choice_seeds(self) -> list[int]:
+        r"""The seeds :attr:`best` is chosen on: those every candidate ran
+        (:func:`shared_seeds`)."""
+        return sorted(shared_seeds(r.runs for r in self.candidates))
+
+    @property
     def best(self) -> Optional[Row]:
-        ours = [r for r in self.rows if r.is_ours and r.against is not None]
+        r"""Our row of the best mean validation on :attr:`choice_seeds`, so
+        that a row run for more seeds than the search (the chosen one,
+        confirmed) is weighed on the same seeds, and on a set of a split
+        per seed, the same splits, as the others."""
+        ours = self.candidates
         if not ours:
             return None
         sign = 1 if self.higher_is_better else -1
-        return max(ours, key=lambda r: sign * next(iter(
-            r.validation.values())))
+        seeds = set(self.choice_seeds)
+        return max(ours, key=lambda r: sign * mean_validation(r.runs, seeds))
 
     def is_better(self, row: Row) -> bool:
         r"""Whether :obj:`row`'s mean test metric beats the reference's."""
@@ -180,10 +196,29 @@ class SetResult:
         return row.minutes / reference.minutes
 
 
+def shared_seeds(groups: Iterable[Sequence[dict]]) -> set[int]:
+    r"""The seeds that every group of runs in :obj:`groups` ran; all of
+    their seeds when they share none (nothing else to compare on)."""
+    seeds = [{r['seed'] for r in runs} for runs in groups]
+    shared = set.intersection(*seeds) if seeds else set()
+    return shared or set().union(*seeds)
+
+
+def mean_validation(runs: Sequence[dict], seeds: set[int]) -> float:
+    r"""The mean best validation metric of the :obj:`runs` of :obj:`seeds`.
+
+    Raises:
+        statistics.StatisticsError: No run of those seeds.
+    """
+    return statistics.fmean(r['best_val_metric'] for r in runs
+                            if r['seed'] in seeds)
+
+
 def choose_family(method: str, runs: Sequence[dict],
                   higher_is_better: bool) -> Row:
     r"""The row of :obj:`method`: among its runs' norms (one family each),
-    the one of the best mean best-validation metric.
+    the one of the best mean best-validation metric on the seeds they all
+    ran (:func:`shared_seeds`).
 
     Raises:
         ValueError: Two protocol variants of one norm in one method (the
@@ -211,7 +246,8 @@ def choose_family(method: str, runs: Sequence[dict],
                 f"{len(names)} variants "
                 f"({', '.join(sorted(map(str, names)))}); one row shows "
                 f"one: give the others their own benchmark")
-    means = {norm: statistics.fmean(r['best_val_metric'] for r in family)
+    seeds = shared_seeds(families.values())
+    means = {norm: mean_validation(family, seeds)
              for norm, family in families.items()}
     order = sorted(means, key=lambda n: (-means[n] if higher_is_better
                                          else means[n], str(n)))
