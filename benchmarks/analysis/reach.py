@@ -25,7 +25,7 @@ from typing import Optional, Sequence
 from .comparisons import Comparison, p_text, welch
 from .formatting import mean_std
 from .methods import OTHER_BACKBONE, method_of
-from .runs import dataset_of
+from .runs import dataset_of, shared_seeds
 
 #: The methods of a set, in table order, with their column titles; the
 #: fine-tuned column shows :func:`comparable_backbone`'s runs.
@@ -91,6 +91,19 @@ def _column_runs(methods: dict[str, list[dict]], method: str,
                           methods.get('scratch', []))
 
 
+def _columns(methods: dict[str, list[dict]],
+             backbone: str) -> dict[str, list[dict]]:
+    r"""Each column's runs of one set (:func:`_column_runs`), on the seeds
+    its columns all ran (a split per seed: the same molecules in every
+    column), though a method ran more (e.g. chemprop's default, beside the
+    best-from-SMILES rows)."""
+    columns = {method: _column_runs(methods, method, backbone)
+               for method in METHODS}
+    seeds = shared_seeds(columns.values())
+    return {method: [r for r in runs if r['seed'] in seeds]
+            for method, runs in columns.items()}
+
+
 def _tuned_title(backbone: str) -> str:
     other = OTHER_BACKBONE.match(backbone)
     return (f'Graphormer fine-tuned from the {other.group(1)}-step backbone'
@@ -152,8 +165,8 @@ MINUTES = ('scratch', 'fine-tuned', 'chemprop')
 
 def _tuned_minus_scratch(methods: dict[str, list[dict]],
                          backbone: str) -> Optional[Paired]:
-    return paired(_column_runs(methods, 'fine-tuned', backbone),
-                  methods.get('scratch', []))
+    columns = _columns(methods, backbone)
+    return paired(columns['fine-tuned'], columns['scratch'])
 
 
 def reach_table(sets: dict[str, dict[str, list[dict]]],
@@ -172,8 +185,7 @@ def reach_table(sets: dict[str, dict[str, list[dict]]],
              '| --- | --- | ---: | ' + ' | '.join('---:' for _ in METHODS) +
              ' | --- | --- |']
     for name, methods in sets.items():
-        columns = {method: _column_runs(methods, method, backbone)
-                   for method in METHODS}
+        columns = _columns(methods, backbone)
         seeds = sorted({r['seed'] for runs in columns.values()
                         for r in runs})
         probe_runs = (probe or {}).get('sets', {}).get(name, [])
@@ -207,12 +219,12 @@ def reach_verdicts(sets: dict[str, dict[str, list[dict]]]) -> list[str]:
                     f"over seeds {','.join(map(str, c.seeds))} (95% CI "
                     f"[{100 * c.low:+.2f}, {100 * c.high:+.2f}], paired "
                     f"{p_text(c.p_value)}): {how}")
+        columns = _columns(methods, backbone)
         chemprop = [r['test_metric_at_best_val']
-                    for r in methods.get('chemprop', [])]
+                    for r in columns['chemprop']]
         if chemprop:
             tuned = statistics.fmean(
-                r['test_metric_at_best_val']
-                for r in _column_runs(methods, 'fine-tuned', backbone))
+                r['test_metric_at_best_val'] for r in columns['fine-tuned'])
             theirs = statistics.fmean(chemprop)
             sentence += (f"; chemprop {100 * theirs:.2f}, "
                          f"{'above' if theirs > tuned else 'below'} the "
@@ -247,7 +259,8 @@ def reach_markdown(sets: dict[str, dict[str, list[dict]]],
             + ''.join(f'- {v}\n' for v in verdicts) + ('\n' if verdicts
                                                        else '')
             + 'Test ROC-AUC (%), the mean over the tasks whose test split '
-            'holds both classes, mean ± std over seeds; each seed is its '
+            'holds both classes, mean ± std over the seeds all the columns '
+            'of the set ran; each seed is its '
             'own scaffold split (80/10/10), the same for every method of '
             'that seed. Every run scored test once, at the end, with the '
             'checkpoint of the best validation ROC-AUC. Fine-tuned and '

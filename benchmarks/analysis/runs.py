@@ -16,7 +16,7 @@ import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Iterable, Optional, Sequence, Union
 
 from graphormer_sepnorm.training.run_results import TEST_PROTOCOLS
 
@@ -248,6 +248,15 @@ def by_dataset(groups: Sequence[Group]) -> dict[str, list[Group]]:
     for group in sorted(groups, key=lambda g: g.dataset):
         datasets.setdefault(group.dataset, []).append(group)
     return datasets
+
+
+def shared_seeds(groups: Iterable[Sequence[dict]]) -> set[int]:
+    r"""The seeds that every group of runs in :obj:`groups` ran (the empty
+    groups aside); all of their seeds when they share none (nothing else to
+    compare on)."""
+    seeds = [{r['seed'] for r in runs} for runs in groups if runs]
+    shared = set.intersection(*seeds) if seeds else set()
+    return shared or set().union(*seeds)
 
 
 def mean_val(group: Group) -> float:

@@ -102,6 +102,23 @@ def test_table_verdicts_and_summary():
     assert 'no significant difference on a -2.50' in summary
 
 
+def test_every_column_reads_the_seeds_all_columns_ran():
+    # chemprop's default ran seeds 3-5 too (beside the best-from-SMILES
+    # rows) and fine-tuned seed 3: each seed is its own split, so the table
+    # reads seeds 0-2 in every column, and the verdict compares chemprop's
+    # mean there (0.70), not over its six (0.75).
+    runs = ([_run('b', s, .60 + s / 100) for s in (0, 1, 2)]
+            + [_run('b', s, .70 + s / 100, 'fine-tuned') for s in range(4)]
+            + [_run('b', s, .70 if s < 3 else .80, 'chemprop')
+               for s in range(6)])
+    text = reach_markdown(reach_sets(runs))
+    row = next(line for line in text.splitlines() if line.startswith('| b'))
+    cells = [c.strip() for c in row.strip('|').split('|')]
+    assert cells[1] == '0,1,2'
+    assert cells[3:6] == ['70.00 ± 0.00', '61.00 ± 1.00', '71.00 ± 1.00']
+    assert "chemprop 70.00, below the fine-tuned Graphormer's 71.00" in text
+
+
 def test_a_run_scored_otherwise_is_refused():
     with pytest.raises(ValueError, match="metric 'mae'"):
         reach_sets([dict(_run('a', 0, .5), metric='mae')])

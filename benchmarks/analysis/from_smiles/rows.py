@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence
+from typing import Optional, Sequence
 
 from graphormer_sepnorm.models import NORM_NAMES
 from ..comparisons import Comparison, contrast, welch
 from ..methods import LAYER_LR_DECAY, OTHER_BACKBONE, PLAIN, method_of
 from ..reach import Paired, paired
-from ..runs import Group, dataset_of
+from ..runs import Group, dataset_of, shared_seeds
 
 #: The sets, by the benchmark their runs record (:func:`dataset_of`), with
 #: their titles, in table order.
@@ -194,14 +194,6 @@ class SetResult:
         if reference is None or row is reference or not row.runs:
             return None
         return row.minutes / reference.minutes
-
-
-def shared_seeds(groups: Iterable[Sequence[dict]]) -> set[int]:
-    r"""The seeds that every group of runs in :obj:`groups` ran; all of
-    their seeds when they share none (nothing else to compare on)."""
-    seeds = [{r['seed'] for r in runs} for runs in groups]
-    shared = set.intersection(*seeds) if seeds else set()
-    return shared or set().union(*seeds)
 
 
 def mean_validation(runs: Sequence[dict], seeds: set[int]) -> float:
