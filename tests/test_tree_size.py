@@ -2,8 +2,10 @@
 transfer takes at most 64 MiB, and benchmarks/gpu_bundle.py's wheels (28.8
 MiB: rdkit 23.6 without Contrib, tokenizers 3.1, transformers slimmed to its
 Graphormer 1.5) and data archive (1.3 MiB, xz) take 30.1 of them: the files
-git tracks may take at most 29.5 MiB together, so that what travels stays
-within the 60 MiB the GPU check plans for (59.6; benchmarks/README.md). Run
+git tracks may take at most 31 MiB together, so that what travels stays
+within 61.1 MiB, 2.9 under the limit (benchmarks/README.md; it was 29.5
+until the best-from-SMILES rows' seeds 3-5 and their chemprop runs, whose
+multi-task test predictions, about 90 kB a Tox21 run, put it over). Run
 weights and per-run curve plots stay out of git (benchmarks/README.md says
 which commit holds the weights of the committed runs)."""
 import os
@@ -14,7 +16,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 #: The most the tracked files may take together, in bytes.
-LIMIT = int(29.5 * 2 ** 20)
+LIMIT = int(31 * 2 ** 20)
 
 
 def tracked_sizes(repo: Path) -> dict[str, int]:
@@ -46,7 +48,7 @@ def test_sizes_are_counted_by_hand(tmp_path):
                                        'sub/link': len('../a.bin')}
 
 
-def test_tracked_tree_is_at_most_29_mib():
+def test_tracked_tree_is_within_its_limit():
     sizes = tracked_sizes(REPO)
     total = sum(sizes.values())
     largest = sorted(sizes, key=sizes.get, reverse=True)[:5]

@@ -63,7 +63,7 @@ def _by_dataset(groups: Sequence[Group]) -> list[tuple[str, list[Group]]]:
 
 #: Colours of a saved figure's palette: a plot's few colours and their
 #: anti-aliased edges fit, at about a third of the bytes of a true-colour
-#: PNG (the committed figures count towards the tracked tree's 29.5 MiB,
+#: PNG (the committed figures count towards the tracked tree's limit,
 #: tests/test_tree_size.py).
 PALETTE_COLOURS = 256
 
