@@ -185,7 +185,10 @@ def test_committed_methods_of_a_seed_share_its_test_molecules():
         with open_text(Path(run['path']) / run['test_predictions']) as f:
             rows = [r['id'] for r in csv.DictReader(f)]
         ids.setdefault((run['benchmark'], run['seed']), []).append(rows)
-    assert all(len(lists) >= 3 for (benchmark, _), lists in ids.items()
+    # Seeds 0-2 hold every method; seeds 3-5 the goal's row and chemprop's
+    # default (the best-from-SMILES rows, confirmed on more splits).
+    assert all(len(lists) >= (3 if seed < 3 else 2)
+               for (benchmark, seed), lists in ids.items()
                if benchmark in ('clintox', 'sider', 'tox21'))
     for key, lists in ids.items():
         assert all(rows == lists[0] for rows in lists), key
