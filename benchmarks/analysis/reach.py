@@ -163,9 +163,10 @@ def _minutes(runs: Sequence[dict]) -> str:
 MINUTES = ('scratch', 'fine-tuned', 'chemprop')
 
 
-def _tuned_minus_scratch(methods: dict[str, list[dict]],
-                         backbone: str) -> Optional[Paired]:
-    columns = _columns(methods, backbone)
+def _tuned_minus_scratch(columns: dict[str, list[dict]]
+                         ) -> Optional[Paired]:
+    r"""Fine-tuned − scratch, paired by seed, of one set's
+    :func:`_columns`."""
     return paired(columns['fine-tuned'], columns['scratch'])
 
 
@@ -195,7 +196,7 @@ def reach_table(sets: dict[str, dict[str, list[dict]]],
             f"| {name} | {','.join(map(str, seeds))} "
             f"| {_cell([r['test_rocauc'] for r in probe_runs])} "
             f"| {' | '.join(cells)} "
-            f"| {_difference(_tuned_minus_scratch(methods, backbone))} "
+            f"| {_difference(_tuned_minus_scratch(columns))} "
             f"| {' / '.join(_minutes(columns[m]) for m in MINUTES)} |")
     return '\n'.join(lines) + '\n'
 
@@ -206,7 +207,8 @@ def reach_verdicts(sets: dict[str, dict[str, list[dict]]]) -> list[str]:
     backbone = comparable_backbone(sets)
     sentences = []
     for name, methods in sets.items():
-        c = _tuned_minus_scratch(methods, backbone)
+        columns = _columns(methods, backbone)
+        c = _tuned_minus_scratch(columns)
         if c is None:
             continue
         if c.p_value < 0.05:
@@ -219,7 +221,6 @@ def reach_verdicts(sets: dict[str, dict[str, list[dict]]]) -> list[str]:
                     f"over seeds {','.join(map(str, c.seeds))} (95% CI "
                     f"[{100 * c.low:+.2f}, {100 * c.high:+.2f}], paired "
                     f"{p_text(c.p_value)}): {how}")
-        columns = _columns(methods, backbone)
         chemprop = [r['test_metric_at_best_val']
                     for r in columns['chemprop']]
         if chemprop:
@@ -279,7 +280,7 @@ def reach_summary(sets: dict[str, dict[str, list[dict]]]) -> str:
     backbone = comparable_backbone(sets)
     helped, hurt, same = [], [], []
     for name, methods in sets.items():
-        c = _tuned_minus_scratch(methods, backbone)
+        c = _tuned_minus_scratch(_columns(methods, backbone))
         if c is None:
             continue
         text = f'{name} {100 * c.mean:+.2f}'

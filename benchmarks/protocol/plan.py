@@ -102,7 +102,8 @@ def load_plan(path: Path, workdir: Path) -> list[Run]:
         raise PlanError(f"plan {path}: unknown keys {sorted(unknown)}")
     if not isinstance(plan['trials'], dict) or not plan['trials']:
         raise PlanError(f"plan {path}: 'trials' must map trial names to "
-                        f"lists of overrides")
+                        f"lists of overrides (or to {{overrides: [...], "
+                        f"seeds: [...]}})")
     destination = Path(plan['destination'])
     if destination.is_absolute():
         raise PlanError(f"plan {path}: 'destination' must be relative to the "

@@ -14,7 +14,7 @@ from ..methods import bundled_backbone_steps
 from ..reach import Paired
 from ..runs import test_protocol_of
 from .rows import (GOAL, PER_SEED_SPLITS, Row, SetResult, budget_counts,
-                   goal_counts, goal_met, mean_validation)
+                   goal_counts, goal_met, label_of)
 
 
 #: How each test protocol reads in a cell.
@@ -91,9 +91,8 @@ def _choice(s: SetResult) -> str:
     if all({r['seed'] for r in row.runs} == seeds for row in s.candidates):
         return ''
     scale, digits = metric_units(s.metric)
-    means = ', '.join(
-        f'{row.label} {mean_validation(row.runs, seeds) * scale:.{digits}f}'
-        for row in s.candidates)
+    means = ', '.join(f'{label_of(method)} {value * scale:.{digits}f}'
+                      for method, value in s.choice_validation.items())
     return (f"; the bold row is chosen on seeds "
             f"{','.join(map(str, sorted(seeds)))}, those every row of ours "
             f"ran (the rows of more seeds ran them to confirm the choice), "

@@ -168,6 +168,14 @@ class SetResult:
         return sorted(shared_seeds(r.runs for r in self.candidates))
 
     @property
+    def choice_validation(self) -> dict[str, float]:
+        r"""Each candidate's mean validation on :attr:`choice_seeds`, by
+        method, in row order."""
+        seeds = set(self.choice_seeds)
+        return {r.method: mean_validation(r.runs, seeds)
+                for r in self.candidates}
+
+    @property
     def best(self) -> Optional[Row]:
         r"""Our row of the best mean validation on :attr:`choice_seeds`, so
         that a row run for more seeds than the search (the chosen one,
@@ -177,8 +185,8 @@ class SetResult:
         if not ours:
             return None
         sign = 1 if self.higher_is_better else -1
-        seeds = set(self.choice_seeds)
-        return max(ours, key=lambda r: sign * mean_validation(r.runs, seeds))
+        validation = self.choice_validation
+        return max(ours, key=lambda r: sign * validation[r.method])
 
     def is_better(self, row: Row) -> bool:
         r"""Whether :obj:`row`'s mean test metric beats the reference's."""
