@@ -2,7 +2,8 @@ r"""Precise BatchNorm statistics before each validation (SepNorm's graph
 token): :class:`PreciseBatchNorm` runs
 :func:`~graphormer_sepnorm.nn.recalibrate_batch_norm` (why: its module,
 :mod:`graphormer_sepnorm.nn.batch_norm_statistics`) on the same training
-batches before every validation. On the ZINC-subset SepNorm run of
+batches before every validation (of the averaged weights, with
+:obj:`optim.ema_decay`). On the ZINC-subset SepNorm run of
 ``benchmarks/results/bn_recalibration/`` the validation MAE of epoch 1 was
 1.349 with the running statistics and 0.655 after re-estimating them.
 """
@@ -41,7 +42,9 @@ class PreciseBatchNorm(Callback):
         self.batch_size = int(batch_size)
         self.seed = int(seed)
 
-    def on_validation_start(self, trainer, pl_module) -> None:
+    def on_validation_epoch_start(self, trainer, pl_module) -> None:
+        # The epoch's start, not the loop's: a weight average
+        # (optim.ema_decay, weight_ema.py) is swapped in by then.
         if trainer.sanity_checking or not batch_norms(pl_module.model):
             return
         loader = GraphBatchLoader(

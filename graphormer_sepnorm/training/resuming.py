@@ -40,8 +40,14 @@ _SAFE_KEYS = frozenset({
     'data.on_device', 'pretrain.val_every_n_steps'})
 
 
+#: Keys of those sections that a resume may not change: the checkpoint of
+#: a run with a weight average holds the average as its weights.
+_FIXED_KEYS = frozenset({'optim.ema_decay'})
+
+
 def _is_safe(key: str) -> bool:
-    return key.startswith(_SAFE_SECTIONS) or key in _SAFE_KEYS
+    return ((key.startswith(_SAFE_SECTIONS) or key in _SAFE_KEYS)
+            and key not in _FIXED_KEYS)
 
 
 def resume_changes(saved: Mapping, config: Mapping) -> dict[str, tuple]:
@@ -89,7 +95,8 @@ def check_resume_config(config: Mapping, run_dir: Path) -> dict[str, tuple]:
     if refused:
         raise ConfigError(
             f"--resume {run_dir}: {'; '.join(refused)}. A resumed run keeps "
-            f"its model, data, corpus, objective and seed: drop the "
+            f"its model, data, corpus, objective, seed and weight average: "
+            f"drop the "
             f"override, or start a new run (another run_name=...) with it")
     return changes
 

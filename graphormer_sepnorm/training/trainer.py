@@ -142,6 +142,11 @@ def build_trainer(config: dict, run_dir: Path,
         callbacks.insert(0, PreciseBatchNorm(t['precise_bn_batches'],
                                              config['data']['batch_size'],
                                              config['seed']))
+    if config['optim']['ema_decay'] is not None:
+        from .weight_ema import WeightEMA
+        # Before PreciseBatchNorm: the averaged weights are swapped in
+        # first, then their statistics re-estimated.
+        callbacks.insert(0, WeightEMA(config['optim']['ema_decay']))
     if val_check_interval is None:
         val_check_interval = validation_interval(config)
     accelerator = resolved_accelerator(config)

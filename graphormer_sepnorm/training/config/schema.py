@@ -156,6 +156,14 @@ class OptimConfig:
         '(from 0) at optim.lr x decay^(L - i), the embeddings at optim.lr x '
         'decay^(L + 1); the schedule scales every rate alike. 1: one rate '
         'for all (training/layer_lr.py).', range='(0, 1]')
+    ema_decay: Optional[float] = option(None, 'An exponential moving average '
+        'of the weights, updated after every optimizer step with this decay '
+        '(warmed up as min(decay, (1 + n) / (10 + n)) after n updates), '
+        'validated in their place: the best checkpoint, the test scores and '
+        'model.safetensors are the averaged weights '
+        '(training/weight_ema.py). Its horizon is about 1 / (1 - decay) '
+        'steps. A resumed run keeps it. null: no averaging.',
+        range='(0, 1)')
 
 
 @dataclass

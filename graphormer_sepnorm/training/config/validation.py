@@ -27,7 +27,8 @@ from .schema import (OPTIONS, PRETRAINING_DATA, _SECTIONS,
 #: The ranges an option's field may name, as checks of a value.
 _RANGES = {'> 0': lambda v: v > 0, '>= 0': lambda v: v >= 0,
            '[0, 1)': lambda v: 0.0 <= v < 1.0,
-           '(0, 1]': lambda v: 0.0 < v <= 1.0}
+           '(0, 1]': lambda v: 0.0 < v <= 1.0,
+           '(0, 1)': lambda v: 0.0 < v < 1.0}
 
 
 def _coerce(option: Option, value: Any) -> Any:
@@ -187,6 +188,11 @@ def _check_pretraining(config: dict) -> None:
             f"but it lowers the rates of a trained encoder's layers when "
             f"fine-tuning, and pretraining trains one from scratch: leave it "
             f"at 1")
+    if config['optim']['ema_decay'] is not None:
+        raise ConfigError(
+            f"'optim.ema_decay' is {config['optim']['ema_decay']}, but "
+            f"pretraining exports the trained backbone, not an average of "
+            f"it: leave it null")
     if not 0.0 < pretrain['mask_rate'] <= 1.0:
         raise ConfigError(f"'pretrain.mask_rate' must be in (0, 1], got "
                           f"{pretrain['mask_rate']}")
