@@ -14,7 +14,9 @@ from a backbone pretrained for another number of steps than the bundled one
 (the longer backbones) is :obj:`"fine-tuned (60,000-step backbone)"`, one
 fine-tuned with layer-wise learning-rate decay (``optim.layer_lr_decay``
 below 1 in its ``config.yaml``) is :obj:`"fine-tuned (layer-wise
-learning-rate decay 0.8)"` (both qualifiers, comma-separated, where both
+learning-rate decay 0.8)"`, one validated on an exponential moving average
+of its weights (``optim.ema_decay``) :obj:`"fine-tuned (weight EMA
+0.999)"` (the qualifiers comma-separated, in this order, where several
 hold), and one initialized from a trained model rather than a pretraining
 backbone is :obj:`"fine-tuned (from a trained model)"`: methods of their
 own too.
@@ -24,6 +26,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import Optional
 
 import yaml
 
@@ -58,11 +61,13 @@ def molecule_features_of(run: dict) -> list[str]:
 #: the tables read its steps back).
 OTHER_BACKBONE = re.compile(r'^fine-tuned \(([\d,]+)-step backbone\)$')
 
-#: The method of a run fine-tuned from the bundled backbone with layer-wise
-#: learning-rate decay (:func:`base_method_of` writes it, the tables read
-#: the decay back).
-LAYER_LR_DECAY = re.compile(
-    r'^fine-tuned \(layer-wise learning-rate decay ([\d.]+)\)$')
+#: The method of a run fine-tuned from the bundled backbone with a recipe
+#: of its own: layer-wise learning-rate decay, a weight average, or both
+#: (:func:`base_method_of` writes it, the tables read the values back).
+FINE_TUNING_RECIPE = re.compile(
+    r'^fine-tuned \((?!\))'
+    r'(?:layer-wise learning-rate decay (?P<decay>[\d.]+)(?:, (?=w)|(?=\))))?'
+    r'(?:weight EMA (?P<ema>[\d.]+))?\)$')
 
 
 def _pretraining(init_from: dict) -> dict:
@@ -86,14 +91,26 @@ def _config_of(run_dir: str) -> dict:
     return yaml.safe_load(path.read_text()) if path.is_file() else {}
 
 
-def layer_lr_decay_of(run: dict) -> float:
-    r"""The :obj:`optim.layer_lr_decay` a run trained with, from the
-    ``config.yaml`` beside its ``results.json`` (:obj:`run["path"]`, as
-    :func:`~benchmarks.analysis.runs.load_runs` sets it); 1 (one rate for
-    all, the default) for a run without one."""
+def _optim_of(run: dict) -> dict:
+    r"""The :obj:`optim` section of the ``config.yaml`` beside a run's
+    ``results.json`` (:obj:`run["path"]`, as
+    :func:`~benchmarks.analysis.runs.load_runs` sets it); empty without
+    one."""
     config = _config_of(run['path']) if run.get('path') else {}
-    return float(((config or {}).get('optim') or {}).get('layer_lr_decay',
-                                                          1.0))
+    return (config or {}).get('optim') or {}
+
+
+def layer_lr_decay_of(run: dict) -> float:
+    r"""The :obj:`optim.layer_lr_decay` a run trained with (:func:`_optim_of`);
+    1 (one rate for all, the default) for a run without one."""
+    return float(_optim_of(run).get('layer_lr_decay', 1.0))
+
+
+def ema_decay_of(run: dict) -> Optional[float]:
+    r"""The :obj:`optim.ema_decay` a run trained with (:func:`_optim_of`);
+    :obj:`None` (no weight average, the default) for a run without one."""
+    value = _optim_of(run).get('ema_decay')
+    return None if value is None else float(value)
 
 
 @lru_cache(maxsize=None)
@@ -131,6 +148,9 @@ def base_method_of(run: dict) -> str:
     decay = layer_lr_decay_of(run)
     if decay != 1.0:
         qualifiers.append(f"layer-wise learning-rate decay {decay:g}")
+    ema = ema_decay_of(run)
+    if ema is not None:
+        qualifiers.append(f"weight EMA {ema:g}")
     return (f"fine-tuned ({', '.join(qualifiers)})" if qualifiers
             else 'fine-tuned')
 

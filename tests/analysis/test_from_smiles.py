@@ -148,6 +148,30 @@ def test_layer_wise_decay_is_a_row_after_the_bundled_backbones_plain_ones(
     assert _lines(text, 'MolHIV')[title][4] == '72.00 ± 1.00'
 
 
+def test_a_weight_averaged_recipe_is_a_row_of_its_own(tmp_path,
+                                                      bundled_6000):
+    rows = {}
+    for name, optim in (('decayed', 'layer_lr_decay: 0.8'),
+                        ('averaged', 'layer_lr_decay: 0.8\n  ema_decay: '
+                                     '0.999')):
+        rows[name] = tmp_path / name
+        rows[name].mkdir()
+        (rows[name] / 'config.yaml').write_text(f'optim:\n  {optim}\n')
+    runs = _molhiv() + [
+        _run('molhiv', s, t, val, 'fine-tuned', path=str(rows[name]))
+        for name, val in (('decayed', .86), ('averaged', .87))
+        for s, t in ((0, .71), (1, .72), (2, .73))]
+    sets = from_smiles_sets(runs)
+    decayed = ('Graphormer fine-tuned from the backbone, layer-wise '
+               'learning-rate decay 0.8')
+    averaged = decayed + ', weight EMA 0.999'
+    lines = list(_lines(from_smiles_markdown(sets), 'MolHIV'))
+    assert lines.index(decayed) < lines.index(averaged) < lines.index(
+        'chemprop D-MPNN (default)')
+    # The best mean validation (0.87) makes it the goal's row.
+    assert sets[0].best.label == averaged
+
+
 def test_welch_against_chemprop_by_hand():
     # Fine-tuned 0.70, 0.74, 0.78 (variance 0.0016) − chemprop 0.66, 0.67,
     # 0.68 (variance 0.0001): difference 0.07, se^2 = 0.0017 / 3,

@@ -117,6 +117,21 @@ def test_layer_wise_decay_from_the_runs_config_is_its_own_method(
     assert method_of(_ours(path=decayed)) == 'scratch'
 
 
+def test_a_weight_average_from_the_runs_config_is_its_own_method(
+        tmp_path, bundled_6000):
+    averaged = _run_dir(tmp_path, 'averaged', {'ema_decay': 0.999})
+    both = _run_dir(tmp_path, 'both', {'layer_lr_decay': 0.8,
+                                       'ema_decay': 0.99})
+    off = _run_dir(tmp_path, 'off', {'ema_decay': None})
+    assert method_of(_ours(init_from=BACKBONE, path=averaged)) == \
+        'fine-tuned (weight EMA 0.999)'
+    assert method_of(_ours(init_from=BACKBONE, path=both,
+                           molecule_features=_features('morgan'))) == \
+        'fine-tuned (layer-wise learning-rate decay 0.8, weight EMA 0.99)' \
+        ' + morgan'
+    assert method_of(_ours(init_from=BACKBONE, path=off)) == 'fine-tuned'
+
+
 def test_committed_variants_name_the_backbone_their_runs_read():
     # A variant is the plan's label, written before the run; the init_from
     # record is what the run read. Runs that meant the 60,000-step backbone

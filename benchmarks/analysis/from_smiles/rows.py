@@ -10,7 +10,7 @@ from typing import Optional, Sequence
 
 from graphormer_sepnorm.models import NORM_NAMES
 from ..comparisons import Comparison, contrast, welch
-from ..methods import LAYER_LR_DECAY, OTHER_BACKBONE, PLAIN, method_of
+from ..methods import FINE_TUNING_RECIPE, OTHER_BACKBONE, PLAIN, method_of
 from ..reach import Paired, paired
 from ..runs import Group, dataset_of, shared_seeds
 
@@ -62,26 +62,32 @@ def plain_of(base: str) -> Optional[str]:
     r"""The plain method (:data:`~benchmarks.analysis.methods.PLAIN`) that
     base method :obj:`base` shows as: itself, or :obj:`"fine-tuned"` for
     one fine-tuned from a backbone of other steps than the bundled one or
-    with layer-wise learning-rate decay; :obj:`None` for a method these
-    tables leave out (*e.g.* the masked-atoms-only backbone's)."""
+    with a recipe of its own (layer-wise learning-rate decay, a weight
+    average); :obj:`None` for a method these tables leave out (*e.g.* the
+    masked-atoms-only backbone's)."""
     if base in PLAIN:
         return base
     return ('fine-tuned' if OTHER_BACKBONE.match(base)
-            or LAYER_LR_DECAY.match(base) else None)
+            or FINE_TUNING_RECIPE.match(base) else None)
 
 
 def label_of(method: str) -> str:
     r"""A method's row title: :data:`LABELS` of its base method (naming
     the backbone's steps where it is not the bundled one's, and the
-    layer-wise learning-rate decay where there is one), with
-    " (default)" for chemprop without molecule features, then
-    " + NAME" per molecule feature."""
+    fine-tuning recipe where it has one of its own), with " (default)"
+    for chemprop without molecule features, then " + NAME" per molecule
+    feature."""
     base, *features = method.split(' + ')
-    other, decay = OTHER_BACKBONE.match(base), LAYER_LR_DECAY.match(base)
-    title = (f"Graphormer fine-tuned from the {other.group(1)}-step backbone"
-             if other else
-             f"{LABELS['fine-tuned']}, layer-wise learning-rate decay "
-             f"{decay.group(1)}" if decay else LABELS[base])
+    other, recipe = OTHER_BACKBONE.match(base), FINE_TUNING_RECIPE.match(base)
+    if other:
+        title = f"Graphormer fine-tuned from the {other.group(1)}-step backbone"
+    elif recipe:
+        title = ', '.join([LABELS['fine-tuned'], *(
+            f"{name} {recipe.group(key)}" for key, name in (
+                ('decay', 'layer-wise learning-rate decay'),
+                ('ema', 'weight EMA')) if recipe.group(key))])
+    else:
+        title = LABELS[base]
     title += '' if features or base != REFERENCE else ' (default)'
     return ' + '.join([title, *features])
 
