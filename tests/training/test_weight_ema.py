@@ -204,3 +204,21 @@ def test_a_resumed_run_averages_exactly_as_an_uninterrupted_one(zinc_root,
     a = load_file(str(tmp_path / 'a' / 'model.safetensors'))
     b = load_file(str(tmp_path / 'b' / 'model.safetensors'))
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_lightning_without_the_callback_is_a_clear_error(tmp_path,
+                                                           monkeypatch):
+    import sys
+
+    import lightning.pytorch.callbacks as callbacks
+
+    from graphormer_sepnorm.training.trainer import build_trainer
+    # Lightning before 2.6 has no EMAWeightAveraging.
+    monkeypatch.delattr(callbacks, 'EMAWeightAveraging')
+    monkeypatch.delitem(sys.modules,
+                        'graphormer_sepnorm.training.weight_ema')
+    config = load_config(CONFIGS / 'zinc_subset_sepnorm.yaml',
+                         ['optim.ema_decay=0.9'], env={}, check_paths=False)
+    with pytest.raises(ConfigError, match=r"needs Lightning's "
+                       r"EMAWeightAveraging \(Lightning 2.6 or newer"):
+        build_trainer(config, tmp_path)
