@@ -147,9 +147,10 @@ def build_trainer(config: dict, run_dir: Path,
             from .weight_ema import WeightEMA
         except ImportError as error:
             raise ConfigError(
-                f"'optim.ema_decay' needs Lightning's EMAWeightAveraging "
-                f"(Lightning 2.6 or newer; {error}): pip install -U "
-                f"lightning, or set optim.ema_decay=null") from None
+                f"'optim.ema_decay' needs Lightning's WeightAveraging "
+                f"callback, which this Lightning lacks ({error}): pip "
+                f"install -U lightning (2.6 has it), or set "
+                f"optim.ema_decay=null") from None
         # Before PreciseBatchNorm: the averaged weights are swapped in
         # first, then their statistics re-estimated.
         callbacks.insert(0, WeightEMA(config['optim']['ema_decay']))

@@ -1,11 +1,11 @@
 r"""An exponential moving average of the weights (:obj:`optim.ema_decay`):
-Lightning's :class:`~lightning.pytorch.callbacks.EMAWeightAveraging`, kept
+Lightning's :class:`~lightning.pytorch.callbacks.WeightAveraging`, kept
 after every optimizer step, validates in place of the trained weights, so
 that the best checkpoint, the test scores and :obj:`model.safetensors` are
 the averaged model's. A fine-tuning run's validation metric jumps from
 epoch to epoch (MolHIV's does); the average moves slowly and smooths it.
 
-Two changes to Lightning's callback:
+What it adds to Lightning's callback:
 
 * The decay warms up as TensorFlow's ``ExponentialMovingAverage`` with
   ``num_updates`` does: after :math:`n` updates it is
@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from lightning.pytorch.callbacks import EMAWeightAveraging
+from lightning.pytorch.callbacks import WeightAveraging
 from torch import Tensor
 
 __all__ = ['WeightEMA', 'warmed_up_decay']
@@ -58,7 +58,7 @@ class _WarmedUpEMA:
         return torch.lerp(current, averaged, decay)
 
 
-class WeightEMA(EMAWeightAveraging):
+class WeightEMA(WeightAveraging):
     r"""The exponential moving average of the weights, updated after every
     optimizer step and validated in their place (see the module).
 
@@ -71,9 +71,8 @@ class WeightEMA(EMAWeightAveraging):
         if not 0.0 < decay < 1.0:
             raise ValueError(f"optim.ema_decay must be in (0, 1), got "
                              f"{decay}")
-        # EMAWeightAveraging's own avg_fn is replaced by the warmed-up one.
-        super().__init__(decay=decay)
-        self._kwargs['avg_fn'] = _WarmedUpEMA(decay)
+        # Updated after every optimizer step (WeightAveraging's default).
+        super().__init__(avg_fn=_WarmedUpEMA(decay))
         self.decay = float(decay)
 
     def _started(self) -> bool:
