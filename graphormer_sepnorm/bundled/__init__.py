@@ -108,7 +108,7 @@ _MOLHIV = BundledModel(
     train_config='configs/cpu/molhiv_pretrained_sepnorm.yaml',
     train_overrides=('model.init_from=bundled:pretrained-sepnorm',
                      'data.molecule_features=[morgan]',
-                     'optim.layer_lr_decay=0.8'))
+                     'optim.layer_lr_decay=0.8', 'optim.ema_decay=0.999'))
 
 #: The registered bundled models, by name. Each ensemble is the seed
 #: ensemble of the model family with the best mean validation score over
