@@ -96,8 +96,8 @@ def check_resume_config(config: Mapping, run_dir: Path) -> dict[str, tuple]:
         raise ConfigError(
             f"--resume {run_dir}: {'; '.join(refused)}. A resumed run keeps "
             f"its model, data, corpus, objective, seed and weight average: "
-            f"drop the "
-            f"override, or start a new run (another run_name=...) with it")
+            f"drop the override, or start a new run (another run_name=...) "
+            f"with it")
     return changes
 
 

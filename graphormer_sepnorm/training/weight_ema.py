@@ -26,7 +26,7 @@ re-estimated for the averaged weights, after the swap
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Union
 
 import torch
 from lightning.pytorch.callbacks import WeightAveraging
@@ -35,10 +35,15 @@ from torch import Tensor
 __all__ = ['WeightEMA', 'warmed_up_decay']
 
 
-def warmed_up_decay(decay: float, num_averaged: int) -> float:
+def warmed_up_decay(decay: float, num_averaged: Union[int, Tensor]
+                    ) -> Union[float, Tensor]:
     r"""The decay of the update after :obj:`num_averaged` earlier ones:
-    :math:`\min(d, (1 + n) / (10 + n))`."""
-    return min(decay, (1.0 + num_averaged) / (10.0 + num_averaged))
+    :math:`\min(d, (1 + n) / (10 + n))`; a tensor for a tensor count (on
+    its device, with no host sync)."""
+    ratio = (1.0 + num_averaged) / (10.0 + num_averaged)
+    if isinstance(ratio, Tensor):
+        return ratio.clamp(max=decay)
+    return min(decay, ratio)
 
 
 class _WarmedUpEMA:
@@ -53,8 +58,7 @@ class _WarmedUpEMA:
                  num_averaged: Tensor) -> Tensor:
         if not averaged.is_floating_point():  # BatchNorm's step count
             return current
-        n = num_averaged.to(averaged.dtype)
-        decay = ((1.0 + n) / (10.0 + n)).clamp(max=self.decay)
+        decay = warmed_up_decay(self.decay, num_averaged.to(averaged.dtype))
         return torch.lerp(current, averaged, decay)
 
 
@@ -73,7 +77,6 @@ class WeightEMA(WeightAveraging):
                              f"{decay}")
         # Updated after every optimizer step (WeightAveraging's default).
         super().__init__(avg_fn=_WarmedUpEMA(decay))
-        self.decay = float(decay)
 
     def _started(self) -> bool:
         model = self._average_model
