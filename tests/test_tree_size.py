@@ -1,13 +1,14 @@
 """The tracked tree stays small enough to send to a lent GPU machine: one
-transfer takes at most 64 MiB, and benchmarks/gpu_bundle.py's wheels (28.8
-MiB: rdkit 23.6 without Contrib, tokenizers 3.1, transformers slimmed to its
-Graphormer 1.5) and data archive (1.3 MiB, xz) take 30.1 of them: the files
-git tracks may take at most 31 MiB together, so that what travels stays
-within 61.1 MiB, 2.9 under the limit (benchmarks/README.md; it was 29.5
-until the best-from-SMILES rows' seeds 3-5 and their chemprop runs, whose
-multi-task test predictions, about 90 kB a Tox21 run, put it over). Run
-weights and per-run curve plots stay out of git (benchmarks/README.md says
-which commit holds the weights of the committed runs)."""
+transfer takes at most 64 MiB, issue 43 plans for 60, and
+benchmarks/gpu_bundle.py's wheels (28.8 MiB: rdkit 23.6 without Contrib,
+tokenizers 3.1, transformers slimmed to its Graphormer 1.5) and data archive
+(1.3 MiB, xz) take 30.1 of them: the files git tracks may take at most 29.8
+MiB together, so that what travels stays within 59.9 MiB
+(benchmarks/README.md; the limit was 31 MiB on 2026-12-07, until the
+search-only rows of the per-seed-split sets left their test predictions to
+git history). Run weights and per-run curve plots stay out of git
+(benchmarks/README.md says which commit holds the weights of the committed
+runs)."""
 import os
 import subprocess
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 #: The most the tracked files may take together, in bytes.
-LIMIT = int(31 * 2 ** 20)
+LIMIT = int(29.8 * 2 ** 20)
 
 
 def tracked_sizes(repo: Path) -> dict[str, int]:

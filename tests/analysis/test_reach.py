@@ -180,15 +180,20 @@ def test_committed_methods_of_a_seed_share_its_test_molecules():
     import csv
     from benchmarks.analysis.runs import load_runs
     from graphormer_sepnorm.data.text_files import open_text
-    ids = {}
+    # The rows that ran seeds 3-5 keep their test predictions in the tree
+    # (the goal's rows and chemprop's default); the search's other rows
+    # name the commit that holds theirs (benchmarks/README.md).
+    ids, elsewhere = {}, []
     for run in load_runs(REACH):
+        if 'test_predictions' not in run:
+            elsewhere.append(run['test_predictions_in_commit'])
+            continue
         with open_text(Path(run['path']) / run['test_predictions']) as f:
             rows = [r['id'] for r in csv.DictReader(f)]
         ids.setdefault((run['benchmark'], run['seed']), []).append(rows)
-    # Seeds 0-2 hold every method; seeds 3-5 the goal's row and chemprop's
-    # default (the best-from-SMILES rows, confirmed on more splits).
-    assert all(len(lists) >= (3 if seed < 3 else 2)
-               for (benchmark, seed), lists in ids.items()
+    assert all(name.startswith('0125538:benchmarks/results/reach/')
+               for name in elsewhere)
+    assert all(len(lists) >= 2 for (benchmark, seed), lists in ids.items()
                if benchmark in ('clintox', 'sider', 'tox21'))
     for key, lists in ids.items():
         assert all(rows == lists[0] for rows in lists), key
