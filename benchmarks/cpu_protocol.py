@@ -23,6 +23,12 @@ more seeds than the search)::
     trials:
       lr1e-3: {overrides: [optim.lr=1e-3], seeds: [0, 1, 2, 3, 4, 5]}
 
+``keep_test_predictions: false``, in the plan or in a trial's mapping (which
+wins), leaves the runs' ``test_predictions.csv`` in their run directories
+only, out of git (e.g. a search on per-seed splits, whose per-molecule
+predictions no table reads, while the chosen row's trial keeps them with
+``keep_test_predictions: true``); it is true by default.
+
 A plan of chemprop baseline runs names the arguments of
 ``benchmarks/chemprop_baseline.py`` instead of ``configs`` (trials then
 list extra arguments; the run folder is

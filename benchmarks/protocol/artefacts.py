@@ -64,7 +64,8 @@ def keep_artefacts(run: Run, plan_path: Path, commit: str) -> None:
     r"""Copies a finished run's artefacts to its destination, adds the
     protocol entry to results.json, and refuses absolute paths."""
     run.kept_dir.mkdir(parents=True, exist_ok=True)
-    for name in ARTEFACTS:
+    left_out = () if run.keep_test_predictions else ('test_predictions.csv',)
+    for name in (name for name in ARTEFACTS if name not in left_out):
         source = run.run_dir / name
         if source.is_file() and name in COMPRESSED:
             compressed_copy(source,
@@ -74,6 +75,10 @@ def keep_artefacts(run: Run, plan_path: Path, commit: str) -> None:
     results_path = run.kept_dir / 'results.json'
     results = json.loads(results_path.read_text())
     for key, name in list(results.items()):
+        if name in left_out:
+            # Left in the run directory only: no kept file to name.
+            del results[key]
+            continue
         compressed = f'{name}{COMPRESSED_SUFFIX}'
         if name in COMPRESSED and (run.kept_dir / compressed).is_file():
             results[key] = compressed

@@ -33,6 +33,10 @@ class Run:
     workdir: Path
     labels: dict = field(default_factory=dict)
     chemprop_args: list[str] = field(default_factory=list)
+    #: Whether :func:`~benchmarks.protocol.artefacts.keep_artefacts` keeps
+    #: the run's test_predictions.csv (the plan's or the trial's
+    #: :obj:`keep_test_predictions`).
+    keep_test_predictions: bool = True
     process: Optional[subprocess.Popen] = field(default=None, repr=False)
     started: float = 0.0
 
@@ -97,13 +101,15 @@ def load_plan(path: Path, workdir: Path) -> list[Run]:
         raise PlanError(f"plan {path} needs either 'configs' (our runs) or "
                         f"'chemprop' (the baseline's arguments), not both")
     unknown = set(plan) - {'destination', 'configs', 'chemprop', 'seeds',
-                           'trials', 'common', *RESULT_LABELS}
+                           'trials', 'common', 'keep_test_predictions',
+                           *RESULT_LABELS}
     if unknown:
         raise PlanError(f"plan {path}: unknown keys {sorted(unknown)}")
     if not isinstance(plan['trials'], dict) or not plan['trials']:
         raise PlanError(f"plan {path}: 'trials' must map trial names to "
                         f"lists of overrides (or to {{overrides: [...], "
                         f"seeds: [...]}})")
+    _check_keep(path, 'the plan', plan.get('keep_test_predictions', True))
     destination = Path(plan['destination'])
     if destination.is_absolute():
         raise PlanError(f"plan {path}: 'destination' must be relative to the "
@@ -119,9 +125,9 @@ def load_plan(path: Path, workdir: Path) -> list[Run]:
     norms = {(config, trial): _norm_of(config, with_seed(
         [*(plan.get('common') or []), *overrides], seeds[0]))
         for config in plan['configs']
-        for trial, (overrides, seeds) in trials.items()}
+        for trial, (overrides, seeds, keep) in trials.items()}
     runs = []
-    for trial, (trial_overrides, seeds) in trials.items():
+    for trial, (trial_overrides, seeds, keep) in trials.items():
         for seed in seeds:
             for config in plan['configs']:
                 runs.append(Run(trial=str(trial), seed=int(seed),
@@ -133,7 +139,8 @@ def load_plan(path: Path, workdir: Path) -> list[Run]:
                                 destination=destination,
                                 workdir=workdir / destination.name,
                                 labels={key: str(plan[key]) for key in
-                                        RESULT_LABELS if key in plan}))
+                                        RESULT_LABELS if key in plan},
+                                keep_test_predictions=keep))
     return runs
 
 
@@ -161,36 +168,51 @@ def _chemprop_runs(path: Path, plan: dict, destination: Path,
                 workdir=workdir / destination.name,
                 labels={key: str(plan[key]) for key in RESULT_LABELS
                         if key in plan},
-                chemprop_args=with_seed(arguments, seed))
-            for trial, (trial_arguments, seeds) in _trials(path,
-                                                           plan).items()
+                chemprop_args=with_seed(arguments, seed),
+                keep_test_predictions=keep)
+            for trial, (trial_arguments, seeds, keep) in _trials(
+                path, plan).items()
             for seed in seeds]
 
 
-def _trials(path: Path, plan: dict) -> dict[str, tuple[list, list[int]]]:
-    r"""Each trial of a plan as :obj:`(overrides, seeds)`: a trial is a list
-    of overrides, run for the plan's :obj:`seeds`, or a mapping
-    :obj:`{overrides: [...], seeds: [...]}` that names its own seeds (e.g.
-    the chosen recipe's row and its baseline run for more seeds than the
-    search did)."""
+def _trials(path: Path, plan: dict
+            ) -> dict[str, tuple[list, list[int], bool]]:
+    r"""Each trial of a plan as :obj:`(overrides, seeds,
+    keep_test_predictions)`: a trial is a list of overrides, run for the
+    plan's :obj:`seeds`, or a mapping :obj:`{overrides: [...], seeds: [...]}`
+    that names its own seeds (e.g. the chosen recipe's row and its baseline
+    run for more seeds than the search did) and may set
+    :obj:`keep_test_predictions` against the plan's."""
     trials = {}
+    plan_keeps = plan.get('keep_test_predictions', True)
     for trial, value in plan['trials'].items():
         if isinstance(value, dict):
-            unknown = set(value) - {'overrides', 'seeds'}
+            unknown = set(value) - {'overrides', 'seeds',
+                                    'keep_test_predictions'}
             if unknown or 'seeds' not in value:
                 raise PlanError(
                     f"plan {path}: trial {trial} must be a list of overrides "
-                    f"or a mapping {{overrides: [...], seeds: [...]}}, got "
-                    f"keys {sorted(value)}")
+                    f"or a mapping {{overrides: [...], seeds: [...]}} "
+                    f"(keep_test_predictions optional), got keys "
+                    f"{sorted(value)}")
             overrides, seeds = value.get('overrides') or [], value['seeds']
+            keep = value.get('keep_test_predictions', plan_keeps)
+            _check_keep(path, f'trial {trial}', keep)
         else:
-            overrides, seeds = value or [], plan['seeds']
+            overrides, seeds, keep = value or [], plan['seeds'], plan_keeps
         if (not isinstance(seeds, list) or not seeds
                 or not all(isinstance(seed, int) for seed in seeds)):
             raise PlanError(f"plan {path}: the seeds of trial {trial} must "
                             f"be a list of integers, got {seeds!r}")
-        trials[str(trial)] = (overrides, seeds)
+        trials[str(trial)] = (overrides, seeds, keep)
     return trials
+
+
+def _check_keep(path: Path, where: str, value) -> None:
+    r"""Refuses a :obj:`keep_test_predictions` that is not a boolean."""
+    if not isinstance(value, bool):
+        raise PlanError(f"plan {path}: keep_test_predictions of {where} must "
+                        f"be true or false, got {value!r}")
 
 
 def with_seed(items, seed: int) -> list[str]:

@@ -66,7 +66,8 @@ def test_test_predictions_are_kept_compressed_and_read_back(tmp_path):
     (run_dir / 'test_predictions.csv').write_text(rows)
     run = SimpleNamespace(run_dir=run_dir, kept_dir=kept, trial='t',
                           trial_overrides=[], config='c.yaml',
-                          chemprop_args=None, labels={})
+                          chemprop_args=None, labels={},
+                          keep_test_predictions=True)
     keep_artefacts(run, Path('plan.yaml'), 'abc')
     assert sorted(p.name for p in kept.iterdir()) == [
         'config.yaml', 'results.json', 'test_predictions.csv.bz2']
@@ -78,6 +79,17 @@ def test_test_predictions_are_kept_compressed_and_read_back(tmp_path):
     assert (kept / 'test_predictions.csv.bz2').read_bytes() == first
     assert read_test_predictions(dict(results, path=str(kept))) == {
         3: (1.5, 1.25), 7: (-2.0, -1.75)}
+    # A run of a plan or trial with keep_test_predictions: false leaves
+    # them in its run directory, and its results.json names no kept file.
+    run.kept_dir = tmp_path / 'kept_without'
+    run.keep_test_predictions = False
+    keep_artefacts(run, Path('plan.yaml'), 'abc')
+    assert sorted(p.name for p in run.kept_dir.iterdir()) == [
+        'config.yaml', 'results.json']
+    results = json.loads((run.kept_dir / 'results.json').read_text())
+    assert 'test_predictions' not in results
+    assert results['protocol']['commit'] == 'abc'
+    assert (run_dir / 'test_predictions.csv').read_text() == rows
 
 
 def _git(repo, *args):

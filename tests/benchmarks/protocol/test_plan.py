@@ -107,3 +107,36 @@ def test_a_trial_may_name_its_own_seeds(tmp_path):
         plan.write_text(yaml.safe_dump(dict(body, trials={'c': wrong})))
         with pytest.raises(PlanError, match="trial c"):
             load_plan(plan, Path('runs/cpu'))
+
+
+def test_a_plan_or_trial_may_leave_test_predictions_out(tmp_path):
+    # The plan's keep_test_predictions holds for its trials, unless a
+    # trial's mapping sets its own; the default keeps them; a value that is
+    # not a boolean is refused, naming where it stands.
+    plan = tmp_path / 'plan.yaml'
+    body = {'destination': 'kept', 'seeds': [0],
+            'configs': ['configs/cpu/moleculenet/clintox.yaml'],
+            'keep_test_predictions': False,
+            'trials': {'search': [],
+                       'chosen': {'overrides': [], 'seeds': [0, 3],
+                                  'keep_test_predictions': True}}}
+    plan.write_text(yaml.safe_dump(body))
+    assert sorted((run.trial, run.seed, run.keep_test_predictions)
+                  for run in load_plan(plan, Path('runs/cpu'))) == [
+        ('chosen', 0, True), ('chosen', 3, True), ('search', 0, False)]
+    del body['keep_test_predictions']
+    plan.write_text(yaml.safe_dump(body))
+    assert all(run.keep_test_predictions
+               for run in load_plan(plan, Path('runs/cpu')))
+    plan = chemprop_plan(tmp_path, trials={
+        'plain': {'overrides': [], 'seeds': [1],
+                  'keep_test_predictions': False}})
+    assert [run.keep_test_predictions
+            for run in load_plan(plan, tmp_path)] == [False]
+    for where, wrong in (('the plan', dict(body, keep_test_predictions='no')),
+                         ('trial chosen', dict(body, trials={'chosen': {
+                             'seeds': [0], 'keep_test_predictions': 1}}))):
+        plan.write_text(yaml.safe_dump(wrong))
+        with pytest.raises(PlanError, match=f'keep_test_predictions of '
+                                            f'{where}'):
+            load_plan(plan, Path('runs/cpu'))
