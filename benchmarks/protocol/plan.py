@@ -125,7 +125,7 @@ def load_plan(path: Path, workdir: Path) -> list[Run]:
     norms = {(config, trial): _norm_of(config, with_seed(
         [*(plan.get('common') or []), *overrides], seeds[0]))
         for config in plan['configs']
-        for trial, (overrides, seeds, keep) in trials.items()}
+        for trial, (overrides, seeds, _) in trials.items()}
     runs = []
     for trial, (trial_overrides, seeds, keep) in trials.items():
         for seed in seeds:
