@@ -15,15 +15,17 @@ import yaml
 
 from .plan import PlanError, Run
 
+#: A run's per-molecule test predictions (left in the run directory when
+#: its plan or trial says ``keep_test_predictions: false``).
+TEST_PREDICTIONS = 'test_predictions.csv'
 #: Files of a finished run that are kept: never the checkpoints nor the
 #: weights (the committed tree must stay small enough to send to a GPU
 #: machine), nor ``curves.png`` (a plot of ``metrics.csv``).
-ARTEFACTS = ('config.yaml', 'metrics.csv', 'results.json',
-             'test_predictions.csv')
+ARTEFACTS = ('config.yaml', 'metrics.csv', 'results.json', TEST_PREDICTIONS)
 #: Kept compressed with bzip2 (31% of the size over the committed runs;
 #: gzip -9 left 22% more), with results.json naming the compressed file:
 #: the per-molecule predictions are most of the tree.
-COMPRESSED = ('test_predictions.csv',)
+COMPRESSED = (TEST_PREDICTIONS,)
 #: The compressed file's ending.
 COMPRESSED_SUFFIX = '.bz2'
 #: What a run's results depend on: a final plan needs them committed
@@ -64,7 +66,7 @@ def keep_artefacts(run: Run, plan_path: Path, commit: str) -> None:
     r"""Copies a finished run's artefacts to its destination, adds the
     protocol entry to results.json, and refuses absolute paths."""
     run.kept_dir.mkdir(parents=True, exist_ok=True)
-    left_out = () if run.keep_test_predictions else ('test_predictions.csv',)
+    left_out = () if run.keep_test_predictions else (TEST_PREDICTIONS,)
     for name in (name for name in ARTEFACTS if name not in left_out):
         source = run.run_dir / name
         if source.is_file() and name in COMPRESSED:

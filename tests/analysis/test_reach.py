@@ -179,20 +179,31 @@ def test_committed_methods_of_a_seed_share_its_test_molecules():
     # test molecules are the same ids in order.
     import csv
     from benchmarks.analysis.runs import load_runs
+    from benchmarks.protocol.plan import load_plan
     from graphormer_sepnorm.data.text_files import open_text
     # The rows that ran seeds 3-5 keep their test predictions in the tree
     # (the goal's rows and chemprop's default); the search's other rows
-    # name the commit that holds theirs (benchmarks/README.md).
-    ids, elsewhere = {}, []
+    # come from trials whose plan keeps them out of git
+    # (keep_test_predictions: false), and those kept before the plans said
+    # so name the commit that holds theirs (benchmarks/README.md).
+    ids, elsewhere, left_out = {}, [], set()
     for run in load_runs(REACH):
         if 'test_predictions' not in run:
-            elsewhere.append(run['test_predictions_in_commit'])
+            if 'test_predictions_in_commit' in run:
+                elsewhere.append(run['test_predictions_in_commit'])
+            left_out.add((run['protocol']['plan'], run['protocol']['trial'],
+                          run['seed']))
             continue
         with open_text(Path(run['path']) / run['test_predictions']) as f:
             rows = [r['id'] for r in csv.DictReader(f)]
         ids.setdefault((run['benchmark'], run['seed']), []).append(rows)
     assert all(name.startswith('0125538:benchmarks/results/reach/')
                for name in elsewhere)
+    for plan in {plan for plan, _, _ in left_out}:
+        keeps = {(run.trial, run.seed): run.keep_test_predictions
+                 for run in load_plan(REPO / plan, Path('runs/cpu'))}
+        assert not any(keeps[trial, seed] for p, trial, seed in left_out
+                       if p == plan), plan
     assert all(len(lists) >= 2 for (benchmark, seed), lists in ids.items()
                if benchmark in ('clintox', 'sider', 'tox21'))
     for key, lists in ids.items():
