@@ -23,6 +23,7 @@ from safetensors.torch import load_file, save_file
 
 from . import __version__
 from .errors import CheckpointError
+from .forest import FOREST_MODULE, FeatureForest
 from .models import GraphormerSepNorm
 from .models.config import refuse_featurization
 
@@ -154,8 +155,11 @@ def _umask() -> int:
 def _stored(name: str, tensor: torch.Tensor,
             dtype: torch.dtype) -> torch.Tensor:
     r""":obj:`tensor` as stored: floating-point tensors in :obj:`dtype`,
-    others (e.g. batch norm's :obj:`num_batches_tracked`) unchanged."""
-    if not tensor.is_floating_point() or tensor.dtype == dtype:
+    others (e.g. batch norm's :obj:`num_batches_tracked`) and a blended
+    forest's (float64 thresholds: a rounded one would send molecules down
+    other branches) unchanged."""
+    if (not tensor.is_floating_point() or tensor.dtype == dtype
+            or name.split('.', 1)[0] == FOREST_MODULE):
         return tensor
     stored = tensor.to(dtype)
     # A finite weight that float16 cannot hold would load as inf.
@@ -218,7 +222,12 @@ def load_model(path: PathLike,
     :obj:`"zinc"`, :obj:`"ogb"`, :obj:`"pyg"` for
     :func:`torch_geometric.utils.from_smiles` graphs, or :obj:`"custom"`),
     a model trained on another is refused with a :class:`CheckpointError`
-    that names both."""
+    that names both.
+
+    A model trained with :obj:`model.forest_trees` comes with its blended
+    forest as the submodule :obj:`model.forest`
+    (:func:`~graphormer_sepnorm.forest.model_forest`), which prediction
+    and evaluation apply to the network's outputs."""
     card, _ = read_card(path)
     config = dict(card.model_config)
     if config.setdefault('featurization', card.featurizer) != card.featurizer:
@@ -239,14 +248,24 @@ def load_model(path: PathLike,
             f"{path}: its model configuration does not fit this version of "
             f"graphormer-sepnorm ({error})") from error
     device = 'cpu' if map_location is None else str(map_location)
+    state = load_file(str(path), device=device)
+    prefix = FOREST_MODULE + '.'
+    forest = {name[len(prefix):]: state.pop(name)
+              for name in [name for name in state if name.startswith(prefix)]}
     state = {name: tensor.float() if tensor.is_floating_point() else tensor
-             for name, tensor in load_file(str(path), device=device).items()}
+             for name, tensor in state.items()}
     missing, unexpected = model.load_state_dict(state, strict=False)
     if missing or unexpected:
         raise CheckpointError(
             f"{path}: weights do not match the model configuration (missing: "
             f"{missing[:5]}, unexpected: {unexpected[:5]}); the file is "
             f"damaged or from an incompatible version")
+    if forest:
+        try:
+            setattr(model, FOREST_MODULE, FeatureForest.from_state_dict(forest))
+        except (ValueError, TypeError, RuntimeError) as error:
+            raise CheckpointError(f"{path}: its blended forest is damaged "
+                                  f"({error})") from None
     return model.to(device).eval(), card
 
 

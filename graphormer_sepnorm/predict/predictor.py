@@ -21,6 +21,7 @@ from ..data.datasets import TargetScaling
 from ..data.featurize import get_featurizer
 from ..data.molecule_features import card_molecule_featurizer
 from ..data.molecule_graphs import GraphBatch
+from ..forest import model_forest
 from .ensemble import EnsemblePredictor
 from .prediction import PredictionError
 from .running import PathLike, PredictorBase
@@ -232,6 +233,9 @@ class Predictor(PredictorBase):
                 'cpu', torch.float64)
             values = (torch.sigmoid(out) if self.task == 'binary' else
                       self.target_scaling(out))
+            forest = model_forest(self.model)
+            if forest is not None:
+                values = forest.blend(values, batch.graph_features).cpu()
         if embed:
             embeddings = graph_tokens.detach().to('cpu',
                                                   torch.float32).numpy()

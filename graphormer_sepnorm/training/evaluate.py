@@ -11,6 +11,7 @@ import yaml
 
 from ..data.csv_splits import identifier_columns
 from ..data.datasets import TargetScaling, load_data_splits
+from ..forest import model_forest
 from .config import OPTIONS
 from .metrics import compute_metrics
 
@@ -97,7 +98,9 @@ def predict_split(model: torch.nn.Module, dataset, task: str,
             one).
         task (str): :obj:`"regression"` (outputs are de-standardized with
             :obj:`target_mean` and :obj:`target_std`) or :obj:`"binary"`
-            (outputs stay logits).
+            (outputs stay logits). A model with a blended forest
+            (:func:`~graphormer_sepnorm.forest.model_forest`) gives the
+            blend: values, or the logits of the blended probabilities.
         target_mean, target_std (float or list of float): The training
             split's per-target statistics (the model card's).
         batch_size (int, optional): Graphs per forward.
@@ -115,6 +118,7 @@ def predict_split(model: torch.nn.Module, dataset, task: str,
 
     model.eval()
     scaling = TargetScaling(target_mean, target_std)
+    forest = model_forest(model)
     preds, targets = [], []
     for batch in GraphormerDataLoader(
             dataset, batch_size, layout=layout_options_for(model, device)):
@@ -123,6 +127,10 @@ def predict_split(model: torch.nn.Module, dataset, task: str,
         out = out.view(out.size(0), -1)
         if task == 'regression':
             out = scaling(out)
+        if forest is not None:
+            out = (forest.blend_logits(out, batch.graph_features)
+                   if task == 'binary' else
+                   forest.blend(out, batch.graph_features)).cpu()
         preds.append(out)
         targets.append(batch.y.double().cpu().view(out.shape))
     indices = dataset.indices() if hasattr(dataset, 'indices') else range(

@@ -42,6 +42,7 @@ import torch
 from ..bundled import bundled_backbone_path
 from ..checkpoint import (BACKBONE_TASK, CheckpointError, ModelCard,
                           load_model, resolve_model_file)
+from ..forest import FOREST_MODULE
 from .config import MODEL_KEYS_FROM_DATA, ConfigError
 
 __all__ = ['HEAD_MODULES', 'FREE_KEYS', 'FRESH_IF_ABSENT', 'SHRINKABLE_KEYS',
@@ -51,8 +52,10 @@ __all__ = ['HEAD_MODULES', 'FREE_KEYS', 'FRESH_IF_ABSENT', 'SHRINKABLE_KEYS',
            'load_encoder', 'initialize_from', 'read_record']
 
 #: The modules of :class:`~graphormer_sepnorm.GraphormerSepNorm` that make
-#: the prediction head (on the graph token); everything else is the encoder.
-HEAD_MODULES = ('head_transform', 'head_norm', 'head')
+#: the prediction head (on the graph token), and the forest blended with its
+#: outputs (:mod:`graphormer_sepnorm.forest`); everything else is the
+#: encoder.
+HEAD_MODULES = ('head_transform', 'head_norm', 'head', FOREST_MODULE)
 
 #: Model arguments a run may set differently from the model it starts from:
 #: the outputs (read by the fresh head), the dropouts (fine-tuning may

@@ -150,6 +150,9 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
         'init_from': read_record(run_dir),
     }
     splits = getattr(trainer.datamodule, 'splits', None)
+    results['forest'] = None
+    if config['model']['forest_trees'] and splits is not None:
+        _blend_forest(config, model, splits, results, best_path is not None)
     if config['train']['eval_test'] and splits is not None:
         # Per molecule, so that other models can be scored on exactly the
         # same molecules and the errors looked at (parity plots, ROC).
@@ -194,12 +197,46 @@ def finalize_run(config: dict, run_dir: Path, module, trainer,
             'run_name': run_dir.name,
             'init_from': results['init_from'],
             'molecule_features': molecule_features,
+            'forest': results['forest'],
         })
     save_model(run_dir / 'model.safetensors', model, card)
     with open(run_dir / 'results.json', 'w') as f:
         json.dump(json_safe(results), f, indent=2)
     _write_report(run_dir)
     return results
+
+
+def _blend_forest(config: dict, model, splits, results: dict,
+                  selected: bool) -> None:
+    r"""Fits :obj:`model.forest_trees`' forest into :obj:`model`
+    (:func:`~.forest_blend.fit_forest_blend`) and records it in
+    :obj:`results`: :obj:`forest`, its time added to the run's, and
+    :obj:`best_val_metric` the blend's (the network's kept as
+    :obj:`network_best_val_metric`)."""
+    from .console import notice
+    from .forest_blend import fit_forest_blend
+    if not selected:
+        notice("model.forest_trees: no model was selected on validation, "
+               "so no forest is blended (its weight is chosen there)")
+        return
+    trees = config['model']['forest_trees']
+    notice(f"model.forest_trees: fitting {trees} trees per target on the "
+           f"training split's molecule features")
+    record = fit_forest_blend(
+        model, splits, results['task'], results['metric'], trees,
+        config['seed'], results['target_mean'], results['target_std'],
+        results['targets'], config['data']['eval_batch_size'] or 256)
+    notice(f"model.forest_trees: validation {results['metric']} network "
+           f"{record['val_metric_network']:.4f}, forest "
+           f"{record['val_metric_forest']:.4f}, blend "
+           f"{record['val_metric_blend']:.4f} at the network's share "
+           f"{record['weight']:.2f} ({record['cpu_time_s'] / 60:.1f} CPU "
+           f"min)")
+    results['forest'] = record
+    results['network_best_val_metric'] = results['best_val_metric']
+    results['best_val_metric'] = record['val_metric_blend']
+    results['cpu_time_s'] += record['cpu_time_s']
+    results['wall_time_s'] += record['wall_time_s']
 
 
 def _write_report(run_dir: Path) -> None:

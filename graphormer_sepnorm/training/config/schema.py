@@ -298,6 +298,15 @@ class ModelRunConfig:
         'max_nodes and attention_buckets, and a smaller multi_hop_max_dist '
         '(its first hop matrices); fixed when the run starts (--resume '
         'refuses a change). null: random initialization.')
+    forest_trees: int = option(0, 'Blend a random forest on the molecule '
+        'features (data.molecule_features / data.feature_columns) with the '
+        'network: after training, this many trees per target are fitted on '
+        'the training split (scikit-learn, max_features sqrt), and the '
+        "network's share w of w x network + (1 - w) x forest (probabilities, "
+        'or values) is chosen on validation in steps of 0.05; '
+        'model.safetensors keeps the trees as tensors, and test, evaluate '
+        'and predict give the blend (forest/). Its CPU time counts in the '
+        "run's. 0: the network alone.", range='>= 0')
 
 
 #: Model arguments filled from the dataset, never from the configuration.
@@ -307,7 +316,7 @@ MODEL_KEYS_FROM_DATA = ('atom_vocab_sizes', 'bond_vocab_sizes', 'out_channels',
 #: Keys of the :obj:`model` section that are not arguments of
 #: :class:`~graphormer_sepnorm.GraphormerSepNorm` (see
 #: :func:`model_arguments`).
-MODEL_KEYS_NOT_ARGUMENTS = ('init_from', )
+MODEL_KEYS_NOT_ARGUMENTS = ('init_from', 'forest_trees')
 
 
 def model_arguments(model: dict[str, Any]) -> dict[str, Any]:

@@ -234,6 +234,25 @@ def _check_pretraining(config: dict) -> None:
                           "pretrain.corpus); remove it")
 
 
+def _check_forest(config: dict) -> None:
+    r""":obj:`model.forest_trees` needs molecule features to split on, and
+    labels (not pretraining)."""
+    trees = config['model']['forest_trees']
+    if not trees:
+        return
+    if config['data']['name'] == PRETRAINING_DATA:
+        raise ConfigError(f"'model.forest_trees' is {trees}, but a forest is "
+                          f"blended with a trained predictor, and "
+                          f"pretraining exports a backbone: set it to 0")
+    if not (config['data']['molecule_features']
+            or config['data']['feature_columns']):
+        raise ConfigError(
+            f"'model.forest_trees' is {trees}, but the run has no molecule "
+            f"features for the forest to read: set data.molecule_features "
+            f"(e.g. [morgan]) or data.feature_columns, or set "
+            f"model.forest_trees to 0")
+
+
 def _check_monitor(config: dict) -> None:
     r"""An explicit :obj:`train.monitor` must be a metric the task reports
     (null follows the task: see
@@ -293,6 +312,7 @@ def validate(config: Mapping, check_paths: bool = True) -> dict:
         _check_pretraining(out)
     else:
         _check_monitor(out)
+    _check_forest(out)
     if check_paths and out['data']['raw_source'] is not None:
         try:
             check_raw_source(out['data']['name'], out['data']['raw_source'])
