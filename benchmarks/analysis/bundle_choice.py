@@ -30,10 +30,34 @@ RUNS_ROOT = 'benchmarks/results/runs'
 Member = tuple[str, str, int]
 
 
+#: Bytes a bundled member's blended forest takes per tree node (five
+#: 8-byte tensors: children, split feature, float64 threshold, leaf value).
+FOREST_BYTES_PER_NODE = 40
+
+
+def forest_megabytes(group: Group) -> float:
+    r"""The mean size, in MB, of the blended forests of :obj:`group`'s runs
+    (``model.forest_trees``); 0 for a family without one."""
+    nodes = [(run.get('forest') or {}).get('nodes', 0) for run in group.runs]
+    return (sum(nodes) / len(nodes) * FOREST_BYTES_PER_NODE / 1e6
+            if nodes else 0.0)
+
+
 def candidates(groups: Sequence[Group], dataset: str) -> list[Group]:
     r"""The Graphormer families of :obj:`dataset` that the rule may choose,
-    best mean validation first (:func:`~.runs.ranked_by_validation`)."""
-    return ranked_by_validation([g for g in groups if g.dataset == dataset])
+    best mean validation first (:func:`~.runs.ranked_by_validation`):
+    all but those blended with a forest (:func:`forest_megabytes`), whose
+    members would not fit the package (a MolHIV member's 50 trees take
+    about 6.5 MB, five times its network)."""
+    return ranked_by_validation([g for g in groups if g.dataset == dataset
+                                 and not forest_megabytes(g)])
+
+
+def not_bundled(groups: Sequence[Group], dataset: str) -> list[Group]:
+    r"""The Graphormer families of :obj:`dataset` left out of the rule
+    because they carry a forest (see :func:`candidates`)."""
+    return [g for g in groups if g.dataset == dataset and g.is_graphormer
+            and forest_megabytes(g)]
 
 
 @dataclass
@@ -130,6 +154,12 @@ def bundle_choice_markdown(groups: Sequence[Group]) -> str:
             f'best of {len(choice.ranked)} families by mean validation '
             f'{metric_name(chosen)} '
             f'({mean_val(chosen) * scale:.{digits}f}).')
+        for group in not_bundled(groups, choice.dataset):
+            sentences.append(
+                f'- Not a candidate for `--model {name}`: {group.label} '
+                f'(mean validation {mean_val(group) * scale:.{digits}f}): '
+                f'its blended forest takes {forest_megabytes(group):.1f} MB '
+                f'per member, too large to ship in the package.')
     if len(lines) == 2:
         return ''
     return '\n'.join(lines) + '\n\n' + '\n'.join(sentences) + '\n'

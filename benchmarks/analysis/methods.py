@@ -16,10 +16,12 @@ fine-tuned with layer-wise learning-rate decay (``optim.layer_lr_decay``
 below 1 in its ``config.yaml``) is :obj:`"fine-tuned (layer-wise
 learning-rate decay 0.8)"`, one validated on an exponential moving average
 of its weights (``optim.ema_decay``) :obj:`"fine-tuned (weight EMA
-0.999)"` (the qualifiers comma-separated, in this order, where several
-hold), and one initialized from a trained model rather than a pretraining
-backbone is :obj:`"fine-tuned (from a trained model)"`: methods of their
-own too.
+0.999)"`, one blended with a forest (``model.forest_trees``)
+:obj:`"fine-tuned (50-tree forest)"` (the qualifiers comma-separated, in
+this order, where several hold; from scratch, :obj:`"scratch (50-tree
+forest)"`), and one initialized from a trained model rather than a
+pretraining backbone is :obj:`"fine-tuned (from a trained model)"`:
+methods of their own too.
 """
 from __future__ import annotations
 
@@ -62,12 +64,14 @@ def molecule_features_of(run: dict) -> list[str]:
 OTHER_BACKBONE = re.compile(r'^fine-tuned \(([\d,]+)-step backbone\)$')
 
 #: The method of a run fine-tuned from the bundled backbone with a recipe
-#: of its own: layer-wise learning-rate decay, a weight average, or both
-#: (:func:`base_method_of` writes it, the tables read the values back).
+#: of its own: layer-wise learning-rate decay, a weight average, a blended
+#: forest, or several (:func:`base_method_of` writes it, the tables read the
+#: values back).
 FINE_TUNING_RECIPE = re.compile(
     r'^fine-tuned \((?!\))'
-    r'(?:layer-wise learning-rate decay (?P<decay>[\d.]+)(?:, (?=w)|(?=\))))?'
-    r'(?:weight EMA (?P<ema>[\d.]+))?\)$')
+    r'(?:layer-wise learning-rate decay (?P<decay>[\d.]+)(?:, (?=[w\d])|(?=\))))?'
+    r'(?:weight EMA (?P<ema>[\d.]+)(?:, (?=\d)|(?=\))))?'
+    r'(?:(?P<forest>\d+)-tree forest)?\)$')
 
 
 def _pretraining(init_from: dict) -> dict:
@@ -113,6 +117,13 @@ def ema_decay_of(run: dict) -> Optional[float]:
     return None if value is None else float(value)
 
 
+def forest_trees_of(run: dict) -> int:
+    r"""The trees per task of the forest blended with a run's network
+    (its :obj:`results.json`'s :obj:`forest` record, ``model.forest_trees``);
+    0 for a run without one."""
+    return int((run.get('forest') or {}).get('trees_per_target') or 0)
+
+
 @lru_cache(maxsize=None)
 def bundled_backbone_steps() -> int:
     r"""The pretraining steps of the bundled backbone
@@ -135,7 +146,8 @@ def base_method_of(run: dict) -> str:
         return 'chemprop'
     init_from = run.get('init_from')
     if not init_from:
-        return 'scratch'
+        trees = forest_trees_of(run)
+        return f'scratch ({trees}-tree forest)' if trees else 'scratch'
     if init_from.get('task') not in (None, 'pretraining'):
         return 'fine-tuned (from a trained model)'
     left_out = _objectives_left_out(init_from)
@@ -151,6 +163,8 @@ def base_method_of(run: dict) -> str:
     ema = ema_decay_of(run)
     if ema is not None:
         qualifiers.append(f"weight EMA {ema:g}")
+    if forest_trees_of(run):
+        qualifiers.append(f"{forest_trees_of(run)}-tree forest")
     return (f"fine-tuned ({', '.join(qualifiers)})" if qualifiers
             else 'fine-tuned')
 

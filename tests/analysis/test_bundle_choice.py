@@ -44,6 +44,27 @@ def test_mean_validation_beats_one_lucky_run(tmp_path):
     assert choice['molhiv'].chosen.label == 'Graphormer (ShareNorm)'
 
 
+def test_a_family_with_a_forest_is_no_candidate(tmp_path):
+    """MolHIV: the blended family has the best mean validation (0.90), but
+    its forests (162,500 nodes, 6.5 MB per member) stay out of the
+    package: the plain family is chosen, and the table says why the other
+    is not."""
+    forest = {'trees_per_target': 50, 'nodes': 162_500, 'weight': 0.5}
+    for seed in (0, 1):
+        write_run(tmp_path, f'plain{seed}', 'molhiv', 'sep', seed, 0.75,
+                  0.83, 'rocauc', benchmark='molhiv', variant='decayed')
+        write_run(tmp_path, f'forest{seed}', 'molhiv', 'sep', seed, 0.78,
+                  0.90, 'rocauc', benchmark='molhiv', variant='forest',
+                  forest=forest)
+    groups = group_runs(load_runs(tmp_path))
+    assert [g.label for g in candidates(groups, 'molhiv')] == [
+        'Graphormer + SepNorm, decayed']
+    table = bundle_choice_markdown(groups)
+    assert ('- Not a candidate for `--model molhiv`: Graphormer + SepNorm, '
+            'forest (mean validation 90.00): its blended forest takes 6.5 MB '
+            'per member, too large to ship in the package.') in table
+
+
 def test_lower_error_wins_and_a_tie_goes_to_the_steadier_family(tmp_path):
     """ZINC (MAE, lower is better): two families with mean validation 0.20;
     the one whose seeds agree (0.20, 0.20) wins over (0.10, 0.30); a family

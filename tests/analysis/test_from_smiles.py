@@ -172,6 +172,25 @@ def test_a_weight_averaged_recipe_is_a_row_of_its_own(tmp_path,
     assert sets[0].best.label == averaged
 
 
+def test_a_blended_forest_is_a_row_of_its_own(tmp_path, bundled_6000):
+    folder = tmp_path / 'decayed'
+    folder.mkdir()
+    (folder / 'config.yaml').write_text('optim:\n  layer_lr_decay: 0.8\n')
+    forest = {'trees_per_target': 50, 'weight': 0.5}
+    runs = _molhiv() + [
+        _run('molhiv', s, t, val, 'fine-tuned', path=str(folder),
+             **({'forest': forest} if blended else {}))
+        for blended, val in ((False, .86), (True, .88))
+        for s, t in ((0, .71), (1, .72), (2, .73))]
+    sets = from_smiles_sets(runs)
+    decayed = ('Graphormer fine-tuned from the backbone, layer-wise '
+               'learning-rate decay 0.8')
+    blended = decayed + ', blended with a 50-tree forest'
+    lines = list(_lines(from_smiles_markdown(sets), 'MolHIV'))
+    assert lines.index(decayed) < lines.index(blended)
+    assert sets[0].best.label == blended
+
+
 def test_welch_against_chemprop_by_hand():
     # Fine-tuned 0.70, 0.74, 0.78 (variance 0.0016) − chemprop 0.66, 0.67,
     # 0.68 (variance 0.0001): difference 0.07, se^2 = 0.0017 / 3,

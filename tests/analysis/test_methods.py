@@ -3,7 +3,7 @@ molecule features (chemprop's and ours) and backbone included."""
 import pytest
 import yaml
 
-from benchmarks.analysis.methods import (base_method_of,
+from benchmarks.analysis.methods import (FINE_TUNING_RECIPE, base_method_of,
                                          bundled_backbone_steps,
                                          method_of, molecule_features_of)
 from conftest import REPO
@@ -130,6 +130,34 @@ def test_a_weight_average_from_the_runs_config_is_its_own_method(
         'fine-tuned (layer-wise learning-rate decay 0.8, weight EMA 0.99)' \
         ' + morgan'
     assert method_of(_ours(init_from=BACKBONE, path=off)) == 'fine-tuned'
+
+
+def test_a_blended_forest_is_its_own_method(tmp_path, bundled_6000):
+    decayed = _run_dir(tmp_path, 'decayed', {'layer_lr_decay': 0.8})
+    both = _run_dir(tmp_path, 'both', {'layer_lr_decay': 0.8,
+                                       'ema_decay': 0.99})
+    forest = {'trees_per_target': 50, 'weight': 0.4}
+    assert method_of(_ours(init_from=BACKBONE, path=decayed, forest=forest,
+                           molecule_features=_features('morgan'))) == \
+        'fine-tuned (layer-wise learning-rate decay 0.8, 50-tree forest)' \
+        ' + morgan'
+    assert base_method_of(_ours(init_from=BACKBONE, path=both,
+                                forest=forest)) == \
+        'fine-tuned (layer-wise learning-rate decay 0.8, weight EMA 0.99, ' \
+        '50-tree forest)'
+    assert base_method_of(_ours(init_from=BACKBONE, forest=forest)) == \
+        'fine-tuned (50-tree forest)'
+    # From scratch too: never mixed with the plain scratch runs.
+    assert base_method_of(_ours(forest=forest)) == 'scratch (50-tree forest)'
+    assert base_method_of(_ours(init_from=BACKBONE, forest=None)) == \
+        'fine-tuned'
+    for method in ('fine-tuned (50-tree forest)',
+                   'fine-tuned (weight EMA 0.99, 50-tree forest)',
+                   'fine-tuned (layer-wise learning-rate decay 0.8, '
+                   '50-tree forest)'):
+        assert FINE_TUNING_RECIPE.match(method).group('forest') == '50'
+    assert not FINE_TUNING_RECIPE.match('fine-tuned (50-tree forest, '
+                                        'weight EMA 0.99)')
 
 
 def test_committed_variants_name_the_backbone_their_runs_read():

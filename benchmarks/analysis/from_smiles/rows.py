@@ -63,7 +63,7 @@ def plain_of(base: str) -> Optional[str]:
     base method :obj:`base` shows as: itself, or :obj:`"fine-tuned"` for
     one fine-tuned from a backbone of other steps than the bundled one or
     with a recipe of its own (layer-wise learning-rate decay, a weight
-    average); :obj:`None` for a method these tables leave out (*e.g.* the
+    average, a blended forest); :obj:`None` for a method these tables leave out (*e.g.* the
     masked-atoms-only backbone's)."""
     if base in PLAIN:
         return base
@@ -83,9 +83,11 @@ def label_of(method: str) -> str:
         title = f"Graphormer fine-tuned from the {other.group(1)}-step backbone"
     elif recipe:
         title = ', '.join([LABELS['fine-tuned'], *(
-            f"{name} {recipe.group(key)}" for key, name in (
-                ('decay', 'layer-wise learning-rate decay'),
-                ('ema', 'weight EMA')) if recipe.group(key))])
+            template.format(recipe.group(key)) for key, template in (
+                ('decay', 'layer-wise learning-rate decay {}'),
+                ('ema', 'weight EMA {}'),
+                ('forest', 'blended with a {}-tree forest'))
+            if recipe.group(key))])
     else:
         title = LABELS[base]
     title += '' if features or base != REFERENCE else ' (default)'
