@@ -63,12 +63,13 @@ def molecule_features_of(run: dict) -> list[str]:
 #: the tables read its steps back).
 OTHER_BACKBONE = re.compile(r'^fine-tuned \(([\d,]+)-step backbone\)$')
 
-#: The method of a run fine-tuned from the bundled backbone with a recipe
-#: of its own: layer-wise learning-rate decay, a weight average, a blended
-#: forest, or several (:func:`base_method_of` writes it, the tables read the
-#: values back).
+#: The method of a run fine-tuned with a recipe of its own: layer-wise
+#: learning-rate decay, a weight average, a blended forest, or several,
+#: from the bundled backbone or one of other steps (:obj:`steps`)
+#: (:func:`base_method_of` writes it, the tables read the values back).
 FINE_TUNING_RECIPE = re.compile(
     r'^fine-tuned \((?!\))'
+    r'(?:(?P<steps>[\d,]+)-step backbone, (?=[lw\d]))?'
     r'(?:layer-wise learning-rate decay (?P<decay>[\d.]+)(?:, (?=[w\d])|(?=\))))?'
     r'(?:weight EMA (?P<ema>[\d.]+)(?:, (?=\d)|(?=\))))?'
     r'(?:(?P<forest>\d+)-tree forest)?\)$')

@@ -191,6 +191,26 @@ def test_a_blended_forest_is_a_row_of_its_own(tmp_path, bundled_6000):
     assert sets[0].best.label == blended
 
 
+def test_another_backbones_recipe_is_a_row_after_the_bundled_ones(
+        bundled_6000):
+    longer = dict(BACKBONE, pretraining={'pretraining': {'steps': 60000}})
+    forest = {'trees_per_target': 50, 'weight': 0.5}
+    runs = _molhiv() + [
+        _run('molhiv', s, t, .85, 'fine-tuned', init_from=longer,
+             forest=forest, molecule_features={'featurizers': ['morgan']})
+        for s, t in ((0, .69), (1, .70), (2, .71))]
+    sets = from_smiles_sets(runs)
+    text = from_smiles_markdown(sets)
+    title = ('Graphormer fine-tuned from the 60,000-step backbone, blended '
+             'with a 50-tree forest + morgan')
+    assert list(_lines(text, 'MolHIV')) == [
+        'Graphormer from scratch', 'Graphormer fine-tuned from the backbone',
+        'Graphormer fine-tuned from the backbone + molecule features',
+        title, 'chemprop D-MPNN (default)', 'chemprop D-MPNN + rdkit_2d']
+    assert sets[0].best.label == title
+    assert 'Not in these rows' not in text
+
+
 def test_welch_against_chemprop_by_hand():
     # Fine-tuned 0.70, 0.74, 0.78 (variance 0.0016) − chemprop 0.66, 0.67,
     # 0.68 (variance 0.0001): difference 0.07, se^2 = 0.0017 / 3,

@@ -158,6 +158,12 @@ def test_a_blended_forest_is_its_own_method(tmp_path, bundled_6000):
         assert FINE_TUNING_RECIPE.match(method).group('forest') == '50'
     assert not FINE_TUNING_RECIPE.match('fine-tuned (50-tree forest, '
                                         'weight EMA 0.99)')
+    # Another backbone's recipe names its steps; the backbone alone is
+    # OTHER_BACKBONE's, not a recipe.
+    other = FINE_TUNING_RECIPE.match('fine-tuned (6,000-step backbone, '
+                                     '50-tree forest)')
+    assert other.group('steps') == '6,000' and other.group('forest') == '50'
+    assert not FINE_TUNING_RECIPE.match('fine-tuned (6,000-step backbone)')
 
 
 def test_committed_variants_name_the_backbone_their_runs_read():

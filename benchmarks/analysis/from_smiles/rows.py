@@ -82,7 +82,10 @@ def label_of(method: str) -> str:
     if other:
         title = f"Graphormer fine-tuned from the {other.group(1)}-step backbone"
     elif recipe:
-        title = ', '.join([LABELS['fine-tuned'], *(
+        backbone = (f"Graphormer fine-tuned from the {recipe.group('steps')}"
+                    f"-step backbone" if recipe.group('steps')
+                    else LABELS['fine-tuned'])
+        title = ', '.join([backbone, *(
             template.format(recipe.group(key)) for key, template in (
                 ('decay', 'layer-wise learning-rate decay {}'),
                 ('ema', 'weight EMA {}'),
@@ -266,9 +269,12 @@ def choose_family(method: str, runs: Sequence[dict],
 def _order(method: str) -> tuple:
     base, *features = method.split(' + ')
     # Another backbone's rows after the bundled backbone's (with or without
-    # layer-wise decay).
-    return (PLAIN.index(plain_of(base)), bool(OTHER_BACKBONE.match(base)),
-            base not in PLAIN, bool(features), method)
+    # a recipe of their own).
+    recipe = FINE_TUNING_RECIPE.match(base)
+    other = bool(OTHER_BACKBONE.match(base) or
+                 (recipe and recipe.group('steps')))
+    return (PLAIN.index(plain_of(base)), other, base not in PLAIN,
+            bool(features), method)
 
 
 def set_result(key: str, methods: dict[str, list[dict]]) -> SetResult:
