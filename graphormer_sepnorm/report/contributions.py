@@ -34,6 +34,7 @@ from typing import NamedTuple, Optional, Sequence
 import numpy as np
 import torch
 
+from ..forest import model_forest
 from ..predict.molecules import Molecule
 
 __all__ = ['METHOD', 'FIXED_FEATURES', 'TOLERANCE', 'MAX_STEPS',
@@ -63,6 +64,13 @@ FIXED_FEATURES = ('; the molecule-level features of the graph token '
                   'atoms are attributed, so they take no share')
 
 
+#: Added to :data:`METHOD` for a model blended with a forest.
+BLENDED_FOREST = ('; the model blends a forest on the molecule features '
+                  'with its network (model.forest_trees): the shading '
+                  "explains the network's output only, not the forest's "
+                  'share of the prediction')
+
+
 def describe_method(
         predictor, steps: int,
         contributions: Sequence[Optional['AtomContributions']] = (),
@@ -78,6 +86,9 @@ def describe_method(
                          tolerance=tolerance)
     if getattr(predictor, 'molecule_featurizer', None) is not None:
         text += FIXED_FEATURES
+    if any(model_forest(member.model) is not None
+           for member in predictor.members):
+        text += BLENDED_FOREST
     computed = [c for c in contributions if c is not None]
     missed = [c.error for c in computed if c.error > tolerance]
     if missed:

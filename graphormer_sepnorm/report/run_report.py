@@ -96,6 +96,7 @@ def _results(results: dict) -> str:
         (f'best validation {metric}',
          f"{number(results.get('best_val_metric'))} at epoch "
          f"{results.get('best_epoch')} (step {results.get('best_step')})"),
+        *_forest_facts(results),
         (f'test {metric}', f"{number(results.get('test_metric_at_best_val'))}"
                            f" ({protocol})"),
         ('epochs, steps', f"{results.get('epochs_completed')}, "
@@ -108,6 +109,25 @@ def _results(results: dict) -> str:
         ('started from', results.get('init_from') or 'random weights')]
     items = ''.join(f'<dt>{esc(k)}</dt><dd>{esc(v)}</dd>' for k, v in facts)
     return f'<dl class="facts">{items}</dl>'
+
+
+def _forest_facts(results: dict) -> list[tuple[str, str]]:
+    r"""The blended forest of :obj:`model.forest_trees`, if the run has
+    one: its trees, the network's share, and the validation metric of
+    each part and of the blend (the best validation above is the
+    blend's)."""
+    forest = results.get('forest')
+    if not forest:
+        return []
+    metric = results['metric']
+    return [('blended forest',
+             f"{forest['trees_per_target']} trees per target, the network's "
+             f"share {forest['weight']:.2f} (chosen on validation); "
+             f"validation {metric}: network "
+             f"{number(forest['val_metric_network'])}, forest "
+             f"{number(forest['val_metric_forest'])}, blend "
+             f"{number(forest['val_metric_blend'])}; "
+             f"{forest['cpu_time_s'] / 60:.1f} CPU min")]
 
 
 def _curves(history: list[dict[str, str]], metric: str) -> str:

@@ -52,10 +52,8 @@ __all__ = ['HEAD_MODULES', 'FREE_KEYS', 'FRESH_IF_ABSENT', 'SHRINKABLE_KEYS',
            'load_encoder', 'initialize_from', 'read_record']
 
 #: The modules of :class:`~graphormer_sepnorm.GraphormerSepNorm` that make
-#: the prediction head (on the graph token), and the forest blended with its
-#: outputs (:mod:`graphormer_sepnorm.forest`); everything else is the
-#: encoder.
-HEAD_MODULES = ('head_transform', 'head_norm', 'head', FOREST_MODULE)
+#: the prediction head (on the graph token); everything else is the encoder.
+HEAD_MODULES = ('head_transform', 'head_norm', 'head')
 
 #: Model arguments a run may set differently from the model it starts from:
 #: the outputs (read by the fresh head), the dropouts (fine-tuning may
@@ -119,9 +117,11 @@ def resolve_init_from(value: str) -> Path:
 
 
 def encoder_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
-    r"""The state dict of :obj:`model` without the prediction head."""
+    r"""The state dict of :obj:`model` without the prediction head, and
+    without the forest blended with its outputs, if it has one
+    (:mod:`graphormer_sepnorm.forest`): neither is the encoder."""
     return {name: tensor for name, tensor in model.state_dict().items()
-            if name.split('.', 1)[0] not in HEAD_MODULES}
+            if name.split('.', 1)[0] not in (*HEAD_MODULES, FOREST_MODULE)}
 
 
 def check_compatible(backbone_config: dict[str, Any],

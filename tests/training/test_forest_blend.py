@@ -141,3 +141,15 @@ def test_a_forest_without_molecule_features_is_refused():
                                           'forest'):
         load_config(None, ['data.name=zinc_subset', 'train.max_epochs=1',
                            'model.forest_trees=5'], check_paths=False)
+
+
+def test_reports_say_what_the_forest_did(run_dir):
+    from graphormer_sepnorm.report.contributions import describe_method
+    from graphormer_sepnorm.report.run_report import write_run_report
+    record = json.loads((run_dir / 'results.json').read_text())['forest']
+    write_run_report(run_dir)
+    page = (run_dir / 'report.html').read_text()
+    assert (f"{TREES} trees per target, the network&#x27;s share "
+            f"{record['weight']:.2f}") in page
+    text = describe_method(Predictor.from_checkpoint(run_dir), 16)
+    assert "the shading explains the network's output only" in text
