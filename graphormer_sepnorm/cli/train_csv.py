@@ -20,7 +20,8 @@ PRETRAINED_CSV_CONFIG = 'csv_zinc_properties_pretrained'
 
 def add_csv_arguments(parser: argparse.ArgumentParser) -> None:
     r"""Adds ``--csv``, ``--smiles-column``, ``--targets``,
-    ``--molecule-features`` and ``--pretrained`` to :obj:`parser`."""
+    ``--molecule-features``, ``--forest-trees`` and ``--pretrained`` to
+    :obj:`parser`."""
     group = parser.add_argument_group(
         'your own CSV (instead of --config)',
         f'Train on a CSV of SMILES and targets with the settings of the '
@@ -46,6 +47,12 @@ def add_csv_arguments(parser: argparse.ArgumentParser) -> None:
                        'count fingerprint) (data.molecule_features; e.g. '
                        'rdkit2d,morgan; CSV columns: '
                        'data.feature_columns=[a,b]).')
+    group.add_argument('--forest-trees', type=int, metavar='N',
+                       help='Also fit a random forest of N trees per target '
+                       'on the molecule features once training ends, and '
+                       "blend it with the network, the network's share "
+                       'chosen on validation (model.forest_trees; needs '
+                       '--molecule-features or data.feature_columns).')
     group.add_argument('--pretrained', action='store_true',
                        help='Fine-tune the bundled pretrained backbone '
                        'instead of training from scratch.')
@@ -69,7 +76,8 @@ def csv_config(args: argparse.Namespace,
         given = [option for option, value in (
             ('--smiles-column', args.smiles_column != 'smiles'),
             ('--targets', args.targets), ('--pretrained', args.pretrained),
-            ('--molecule-features', args.molecule_features))
+            ('--molecule-features', args.molecule_features),
+            ('--forest-trees', args.forest_trees is not None))
             if value]
         if given:
             raise ConfigError(f"{', '.join(given)} go(es) with --csv "
@@ -93,6 +101,8 @@ def csv_config(args: argparse.Namespace,
     if args.molecule_features:
         given.append('data.molecule_features='
                      f'{json.dumps(args.molecule_features)}')
+    if args.forest_trees is not None:
+        given.append(f'model.forest_trees={args.forest_trees}')
     config = load_config(PRETRAINED_CSV_CONFIG if args.pretrained
                          else CSV_CONFIG, [*given, *overrides])
     if not any(parse_override(item)[0] == 'run_name' for item in overrides):

@@ -64,6 +64,11 @@ def test_csv_run_name_override_wins(zinc_property_frame, tmp_path):
      '--csv absent.csv does not exist'),
     (['--config', 'zinc_subset_sepnorm', '--targets', 'y', '--pretrained'],
      '--targets, --pretrained go(es) with --csv'),
+    (['--config', 'zinc_subset_sepnorm', '--forest-trees', '50'],
+     '--forest-trees go(es) with --csv'),
+    (['--csv', 'CSV', '--smiles-column', 'SMILES', '--targets',
+      'plogp: real', '--forest-trees', '50'],
+     'no molecule features for the forest to read'),
 ])
 def test_bad_csv_arguments(csv_file, argv, message, capsys):
     argv = [str(csv_file) if arg == 'CSV' else arg for arg in argv]

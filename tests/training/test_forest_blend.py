@@ -1,6 +1,6 @@
 """model.forest_trees end to end (training/forest_blend.py): one short
-``train --csv --molecule-features morgan`` run on real MolHIV molecules
-with a 10-tree forest. Its forest is scikit-learn's forest refitted here on
+``train --csv --molecule-features morgan --forest-trees 10`` run on real
+MolHIV molecules. Its forest is scikit-learn's forest refitted here on
 RDKit's fingerprints of the run's own training rows; its test predictions
 are the blend, at the weight that validation picks among the weights
 tried; the predictor gives the same values from SMILES; the checkpoint
@@ -40,12 +40,13 @@ def run_dir(molhiv_frame, tmp_path_factory):
     molhiv_frame.to_csv(csv, index=False)
     status = train_main([
         '--csv', str(csv), '--targets', 'HIV_active',
-        '--molecule-features', 'morgan', 'data.task=binary',
+        '--molecule-features', 'morgan', '--forest-trees', str(TREES),
+        'data.task=binary',
         'data.morgan_radius=1',
         'data.morgan_size=64', f'data.root={folder / "data"}',
         f'output_dir={folder / "runs"}', 'train.max_epochs=2',
         'data.batch_size=32', 'optim.warmup_steps=1', 'seed=5',
-        f'model.forest_trees={TREES}', 'train.progress_bar=false',
+        'train.progress_bar=false',
         'train.num_threads=1', *TINY_MODEL])
     assert status == 0
     return folder / 'runs' / 'hiv_sep_seed5'
