@@ -146,8 +146,8 @@ def base_method_of(run: dict) -> str:
                              f"and our Graphormer only")
         return 'chemprop'
     init_from = run.get('init_from')
+    trees = forest_trees_of(run)
     if not init_from:
-        trees = forest_trees_of(run)
         return f'scratch ({trees}-tree forest)' if trees else 'scratch'
     if init_from.get('task') not in (None, 'pretraining'):
         return 'fine-tuned (from a trained model)'
@@ -164,8 +164,8 @@ def base_method_of(run: dict) -> str:
     ema = ema_decay_of(run)
     if ema is not None:
         qualifiers.append(f"weight EMA {ema:g}")
-    if forest_trees_of(run):
-        qualifiers.append(f"{forest_trees_of(run)}-tree forest")
+    if trees:
+        qualifiers.append(f"{trees}-tree forest")
     return (f"fine-tuned ({', '.join(qualifiers)})" if qualifiers
             else 'fine-tuned')
 

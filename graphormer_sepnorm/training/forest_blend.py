@@ -7,29 +7,14 @@ from __future__ import annotations
 import time
 from typing import Any, Sequence, Union
 
-import numpy as np
 import torch
 
+from ..data.datasets import graph_values
 from ..forest import FOREST_MODULE, choose_blend_weight, fit_feature_forest
 from .evaluate import per_target, predict_split, written_scores
 from .metrics import HIGHER_IS_BETTER, compute_metrics
 
-__all__ = ['fit_forest_blend', 'per_graph_values']
-
-
-def per_graph_values(split, key: str) -> torch.Tensor:
-    r"""The per-graph attribute :obj:`key` (e.g. :obj:`graph_features`,
-    :obj:`y`) of every graph of :obj:`split`, in its order, as
-    :obj:`[num_graphs, channels]`: read from the in-memory table behind the
-    split when it holds one row per graph, else graph by graph."""
-    store = getattr(split, '_data', None)
-    slices = getattr(split, 'slices', None) or {}
-    table = getattr(store, key, None) if store is not None else None
-    if (table is not None and key in slices and
-            torch.equal(slices[key], torch.arange(len(slices[key])))):
-        ids = torch.as_tensor(list(split.indices()), dtype=torch.long)
-        return table[ids].reshape(len(ids), -1)
-    return torch.cat([getattr(graph, key).reshape(1, -1) for graph in split])
+__all__ = ['fit_forest_blend']
 
 
 def fit_forest_blend(model: torch.nn.Module, splits, task: str, metric: str,
@@ -48,14 +33,14 @@ def fit_forest_blend(model: torch.nn.Module, splits, task: str, metric: str,
     """
     wall, cpu = time.perf_counter(), time.process_time()
     train = splits['train']
-    features = per_graph_values(train, 'graph_features').numpy()
-    labels = per_graph_values(train, 'y').double().numpy()
+    features = graph_values(train, 'graph_features').numpy()
+    labels = graph_values(train, 'y').double().numpy()
     forest = fit_feature_forest(features, labels, task, trees, seed=seed,
                                 threads=torch.get_num_threads())
     _, network, targets = predict_split(model, splits['val'], task,
                                         target_mean, target_std, batch_size)
     network = written_scores(network, task)  # probabilities or values
-    by_forest = forest(per_graph_values(splits['val'], 'graph_features'))
+    by_forest = forest(graph_values(splits['val'], 'graph_features'))
     std = per_target(target_std)
 
     def score(blend: torch.Tensor) -> float:

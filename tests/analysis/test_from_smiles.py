@@ -120,15 +120,22 @@ def test_a_longer_backbone_is_a_row_of_its_own_after_the_bundled_ones(
     assert 'Not in these rows' not in text
 
 
+def _run_folder(root, name: str, optim: str) -> str:
+    """A run folder whose config.yaml holds the :obj:`optim` section's
+    YAML lines."""
+    folder = root / name
+    folder.mkdir()
+    (folder / 'config.yaml').write_text(f'optim:\n  {optim}\n')
+    return str(folder)
+
+
 def test_layer_wise_decay_is_a_row_after_the_bundled_backbones_plain_ones(
         tmp_path, bundled_6000):
-    run_dir = tmp_path / 'decayed'
-    run_dir.mkdir()
-    (run_dir / 'config.yaml').write_text('optim:\n  layer_lr_decay: 0.8\n')
+    run_dir = _run_folder(tmp_path, 'decayed', 'layer_lr_decay: 0.8')
     longer = dict(BACKBONE, pretraining={'pretraining': {'steps': 60000}})
     morgan = {'featurizers': ['morgan']}
     runs = _molhiv() + [
-        _run('molhiv', s, t, .86, 'fine-tuned', path=str(run_dir),
+        _run('molhiv', s, t, .86, 'fine-tuned', path=run_dir,
              molecule_features=morgan)
         for s, t in ((0, .71), (1, .72), (2, .73))] + [
         _run('molhiv', s, t, .85, 'fine-tuned', init_from=longer,
@@ -150,15 +157,11 @@ def test_layer_wise_decay_is_a_row_after_the_bundled_backbones_plain_ones(
 
 def test_a_weight_averaged_recipe_is_a_row_of_its_own(tmp_path,
                                                       bundled_6000):
-    rows = {}
-    for name, optim in (('decayed', 'layer_lr_decay: 0.8'),
-                        ('averaged', 'layer_lr_decay: 0.8\n  ema_decay: '
-                                     '0.999')):
-        rows[name] = tmp_path / name
-        rows[name].mkdir()
-        (rows[name] / 'config.yaml').write_text(f'optim:\n  {optim}\n')
+    rows = {name: _run_folder(tmp_path, name, optim) for name, optim in (
+        ('decayed', 'layer_lr_decay: 0.8'),
+        ('averaged', 'layer_lr_decay: 0.8\n  ema_decay: 0.999'))}
     runs = _molhiv() + [
-        _run('molhiv', s, t, val, 'fine-tuned', path=str(rows[name]))
+        _run('molhiv', s, t, val, 'fine-tuned', path=rows[name])
         for name, val in (('decayed', .86), ('averaged', .87))
         for s, t in ((0, .71), (1, .72), (2, .73))]
     sets = from_smiles_sets(runs)
@@ -173,12 +176,10 @@ def test_a_weight_averaged_recipe_is_a_row_of_its_own(tmp_path,
 
 
 def test_a_blended_forest_is_a_row_of_its_own(tmp_path, bundled_6000):
-    folder = tmp_path / 'decayed'
-    folder.mkdir()
-    (folder / 'config.yaml').write_text('optim:\n  layer_lr_decay: 0.8\n')
+    folder = _run_folder(tmp_path, 'decayed', 'layer_lr_decay: 0.8')
     forest = {'trees_per_target': 50, 'weight': 0.5}
     runs = _molhiv() + [
-        _run('molhiv', s, t, val, 'fine-tuned', path=str(folder),
+        _run('molhiv', s, t, val, 'fine-tuned', path=folder,
              **({'forest': forest} if blended else {}))
         for blended, val in ((False, .86), (True, .88))
         for s, t in ((0, .71), (1, .72), (2, .73))]

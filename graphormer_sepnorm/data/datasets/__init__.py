@@ -28,8 +28,8 @@ One file per job:
   :func:`prepare_raw`);
 * :mod:`~.loading`: :func:`load_splits`, :func:`load_data_splits` and
   :func:`ogb_safe_load`;
-* :mod:`~.targets`: :func:`graph_targets`, :func:`target_statistics` and
-  :class:`TargetScaling`;
+* :mod:`~.targets`: :func:`graph_values`, :func:`graph_targets`,
+  :func:`target_statistics` and :class:`TargetScaling`;
 * :mod:`~.split_smiles`: :func:`~.split_smiles.split_molecules`, the
   SMILES of MolHIV's and ZINC's molecules by the ids of a run's
   predictions (imported where used: the run report);
@@ -45,12 +45,13 @@ from .loading import load_data_splits, load_splits, ogb_safe_load
 from .raw_files import (DownloadError, RawFilesMismatchError,
                         check_raw_files, check_raw_source, dataset_dir,
                         prepare_raw)
-from .targets import TargetScaling, graph_targets, target_statistics
+from .targets import (TargetScaling, graph_targets, graph_values,
+                      target_statistics)
 
 __all__ = [
     'DATASET_NAMES', 'DatasetInfo', 'dataset_info', 'data_info',
     'dataset_dir', 'DownloadError', 'RawFilesMismatchError',
     'check_raw_source', 'check_raw_files', 'prepare_raw', 'ogb_safe_load',
     'GraphSplits', 'load_splits', 'load_data_splits', 'limit_splits',
-    'graph_targets', 'target_statistics', 'TargetScaling'
+    'graph_values', 'graph_targets', 'target_statistics', 'TargetScaling'
 ]

@@ -8,24 +8,33 @@ from typing import Sequence, Union
 import torch
 from torch import Tensor
 
-__all__ = ['graph_targets', 'target_statistics', 'TargetScaling']
+__all__ = ['graph_values', 'graph_targets', 'target_statistics',
+           'TargetScaling']
 
 
-def graph_targets(dataset) -> Tensor:
-    r"""The targets :obj:`y` of every graph of an in-memory dataset (or an
+def graph_values(dataset, key: str) -> Tensor:
+    r"""The per-graph attribute :obj:`key` (*e.g.* :obj:`y`,
+    :obj:`graph_features`) of every graph of an in-memory dataset (or an
     index view of one), stacked as :obj:`[num_graphs, ...]`, read from the
     collated storage without building each graph."""
     data = dataset._data
-    slices = dataset.slices['y']
+    slices = dataset.slices[key]
     num_total = slices.numel() - 1
     sizes = slices[1:] - slices[:-1]
     indices = dataset.indices()
     if isinstance(indices, range):
         indices = torch.arange(indices.start, indices.stop, indices.step)
     indices = torch.as_tensor(indices, dtype=torch.long)
+    values = data[key]
     if bool((sizes == 1).all()):
-        return data.y.view(num_total, *data.y.shape[1:])[indices]
-    return torch.stack([dataset[int(i)].y for i in range(len(dataset))])
+        return values.view(num_total, *values.shape[1:])[indices]
+    return torch.stack([dataset[int(i)][key] for i in range(len(dataset))])
+
+
+def graph_targets(dataset) -> Tensor:
+    r"""The targets :obj:`y` of every graph of an in-memory dataset (or an
+    index view of one): :func:`graph_values` of :obj:`y`."""
+    return graph_values(dataset, 'y')
 
 
 def target_statistics(dataset) -> tuple[list[float], list[float]]:
