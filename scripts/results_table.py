@@ -34,7 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.analysis.backbone_choice import backbone_choice_markdown
 from benchmarks.analysis.bundle_choice import bundle_choice_markdown
 from benchmarks.analysis.findings import findings_markdown
-from benchmarks.analysis.from_smiles import (from_smiles_markdown,
+from benchmarks.analysis.budget import BUDGET_ROOT, load_pairs
+from benchmarks.analysis.from_smiles import (attach_measured,
+                                             from_smiles_markdown,
                                              from_smiles_sets,
                                              from_smiles_summary)
 from benchmarks.analysis.graph_token_summary import geometry_markdown
@@ -104,14 +106,18 @@ def update_readmes(readmes: list, groups, figures: list, geometry,
                          f"{begin!r} and {end!r} where it belongs")
 
 
-def best_from_smiles(final_runs: list, reach: str) -> list:
+def best_from_smiles(final_runs: list, reach: str,
+                     budget: str = BUDGET_ROOT) -> list:
     r"""The sets of best from SMILES from :obj:`final_runs` (as
     :func:`load_runs` read them) and the reach runs below :obj:`reach`
-    (none if that folder is missing)."""
+    (none if that folder is missing), with the side-by-side budget pairs
+    below :obj:`budget` (``benchmarks/same_budget.py``; none if missing)."""
     everything = list(final_runs)
     if Path(reach).is_dir():
         everything += load_runs(reach)
-    return from_smiles_sets(everything)
+    sets = from_smiles_sets(everything)
+    attach_measured(sets, load_pairs(budget))
+    return sets
 
 
 def main(argv=None) -> int:

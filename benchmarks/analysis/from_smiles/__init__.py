@@ -17,12 +17,16 @@ difference paired by seed. A row without runs reads "not run".
 Issue 45's same budget: each row's mean CPU minutes per run over chemprop
 default's on the same set (:meth:`SetResult.minutes_ratio`), and for the
 row the goal reads whether it is at most 1 (:func:`budget_counts`),
-reported beside the goal's verdict, not part of it.
+reported beside the goal's verdict, not part of it. Where the row and
+chemprop's default were replayed side by side on one machine
+(``benchmarks/same_budget.py``, :func:`attach_measured`), that ratio is
+read instead.
 """
 from .markdown import (from_smiles_markdown, from_smiles_summary, goal_line,
                        set_table)
-from .rows import (GOAL, SETS, Row, SetResult, budget_counts, choose_family,
-                   from_smiles_sets, goal_counts, goal_met, set_result)
+from .rows import (GOAL, SETS, Row, SetResult, attach_measured,
+                   budget_counts, choose_family, from_smiles_sets,
+                   goal_counts, goal_met, set_result)
 
 __all__ = [
     'SETS',
@@ -35,6 +39,7 @@ __all__ = [
     'goal_counts',
     'goal_met',
     'budget_counts',
+    'attach_measured',
     'set_table',
     'goal_line',
     'from_smiles_markdown',
