@@ -6,11 +6,12 @@ default, on this machine, at the same time.
 The committed rows ran in different sessions, on processors up to twice
 as fast as each other, so their CPU minutes compare only roughly. This
 script replays, for each seed asked for, the committed run of each row
-from its plan (``results.json``'s ``protocol``): both start together, one
-thread each, each a fresh run in ``--workdir``, so that they share the
+from its plan (``results.json``'s ``protocol``; for a run from before
+protocols were recorded, the plan in ``benchmarks/plans/`` that writes
+its folder): both start together, one thread each, each a fresh run in ``--workdir``, so that they share the
 machine under the same conditions. Test is scored once, at the end, by
 the best-validation checkpoint, as every plan does today (a run that
-scored it at every validation is replayed that way). Each run's CPU
+scored it at every validation too is replayed scoring it once). Each run's CPU
 time is its whole process's, as the operating system counts it (user +
 system: start-up, featurization, training, validation and test), the
 same way for both; the replay's validation and test metrics are recorded
@@ -58,35 +59,58 @@ from benchmarks.protocol.plan import PlanError, Run, load_plan  # noqa: E402
 RUN_ROOTS = ('benchmarks/results/runs', 'benchmarks/results/reach')
 #: Today's protocol: test scored once, by the best-validation checkpoint.
 TEST_ONCE = 'train.test_at=end'
+#: The plans, where a run from before protocols were recorded is looked
+#: up by its folder.
+PLANS = REPO / 'benchmarks' / 'plans'
 
 
-def replay_of(run: dict, workdir: Path) -> Run:
-    r"""The plan's run that made the committed :obj:`run` (its
-    ``protocol``: plan, trial; its seed and norm), with its run directory
-    below :obj:`workdir`, scoring test once at the end.
+def plan_of(run: dict, plans: Path = PLANS) -> tuple[Path, str]:
+    r"""The plan and trial that made the committed :obj:`run`: its
+    ``protocol``'s, or for a run from before protocols were recorded, those
+    of the plan in :obj:`plans` that writes its folder (the plan's
+    destination, trial and run name are the run's path).
 
     Raises:
-        PlanError: The run recorded no protocol, or its plan no longer
-            holds that run.
+        PlanError: No plan writes the run's folder.
     """
     protocol = run.get('protocol')
-    if not protocol:
-        raise PlanError(f"{run['path']} recorded no protocol (it ran before "
-                        f"plans were recorded), so it cannot be replayed")
+    if protocol:
+        return Path(protocol['plan']), protocol['trial']
+    folder = Path(run['path'])
+    for path in sorted(plans.glob('*.yaml')):
+        for candidate in load_plan(path, Path('unused')):
+            if candidate.kept_dir == folder:
+                # Relative, as the protocol records a plan.
+                return Path(os.path.relpath(path, REPO)), candidate.trial
+    raise PlanError(f"{run['path']} recorded no protocol and no plan in "
+                    f"{plans} writes its folder, so it cannot be replayed; "
+                    f"write down how it ran as a plan")
+
+
+def replay_of(run: dict, workdir: Path, plans: Path = PLANS
+              ) -> tuple[Path, Run]:
+    r"""The plan (:func:`plan_of`) and its run that made the committed
+    :obj:`run` (same trial, seed and norm), with its run directory below
+    :obj:`workdir`, scoring test once at the end.
+
+    Raises:
+        PlanError: No plan is known for the run, or its plan no longer
+            holds that run.
+    """
+    plan, trial = plan_of(run, plans)
     norm = 'chemprop' if run.get('model_family') else run['norm']
-    for candidate in load_plan(Path(protocol['plan']), workdir):
+    for candidate in load_plan(plan, workdir):
         if (candidate.trial, candidate.seed, candidate.norm) == (
-                protocol['trial'], run['seed'], norm):
+                trial, run['seed'], norm):
             if not candidate.chemprop_args:
                 candidate.trial_overrides = [
                     o for o in candidate.trial_overrides
                     if not o.startswith('train.test_at=')] + [TEST_ONCE]
                 candidate.overrides = [o for o in candidate.overrides
                                        if not o.startswith('train.test_at=')]
-            return candidate
-    raise PlanError(f"plan {protocol['plan']} holds no run of trial "
-                    f"{protocol['trial']}, seed {run['seed']}, norm {norm} "
-                    f"(the run {run['path']})")
+            return plan, candidate
+    raise PlanError(f"plan {plan} holds no run of trial {trial}, seed "
+                    f"{run['seed']}, norm {norm} (the run {run['path']})")
 
 
 def run_side_by_side(replays: Sequence[Run], pythons: Sequence[str],
@@ -119,7 +143,7 @@ def run_side_by_side(replays: Sequence[Run], pythons: Sequence[str],
     return measured
 
 
-def side(run: dict, replay: Run, cpu_s: float, wall_s: float,
+def side(run: dict, plan: Path, replay: Run, cpu_s: float, wall_s: float,
          label: str) -> dict:
     r"""One row's half of a :class:`~benchmarks.analysis.budget.Pair`:
     the replay's measured times and metrics beside the committed run's."""
@@ -127,8 +151,8 @@ def side(run: dict, replay: Run, cpu_s: float, wall_s: float,
     return {
         'method': label,
         'committed_run': run['path'],
-        'plan': run['protocol']['plan'],
-        'trial': run['protocol']['trial'],
+        'plan': str(plan),
+        'trial': replay.trial,
         'cpu_s': cpu_s,
         'wall_s': wall_s,
         'reported_cpu_time_s': results.get('cpu_time_s'),
@@ -177,7 +201,8 @@ def measure(set_key: str, seeds: Sequence[int], workdir: Path,
                        if run is None]
             raise PlanError(f"{set_key}: seed {seed} has no committed run in "
                             f"{' and '.join(missing)}")
-        replays = [replay_of(run, workdir / set_key) for run in committed]
+        plans, replays = zip(*(replay_of(run, workdir / set_key)
+                               for run in committed))
         print(f"{set_key} seed {seed}: {rows[0].label} beside "
               f"{rows[1].label}", flush=True)
         measured = run_side_by_side(
@@ -192,10 +217,10 @@ def measure(set_key: str, seeds: Sequence[int], workdir: Path,
             set=set_key, seed=seed,
             processor=cpu_model(), threads=1, commit=code_commit,
             date=datetime.date.today().isoformat(),
-            ours=side(committed[0], replays[0], *measured[0][1:],
+            ours=side(committed[0], plans[0], replays[0], *measured[0][1:],
                       rows[0].label),
-            reference=side(committed[1], replays[1], *measured[1][1:],
-                           rows[1].label))
+            reference=side(committed[1], plans[1], replays[1],
+                           *measured[1][1:], rows[1].label))
         output.mkdir(parents=True, exist_ok=True)
         path = output / f'{set_key}_seed{seed}.json'
         path.write_text(json.dumps(pair.to_json(), indent=1) + '\n')
