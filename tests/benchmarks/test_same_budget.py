@@ -223,3 +223,20 @@ def test_help_and_a_dirty_tree(monkeypatch, capsys):
     monkeypatch.setattr(same_budget, 'dirty_paths', lambda repo: ['x.py'])
     assert same_budget.main(['--sets', 'tox21']) == 2
     assert 'uncommitted changes (x.py)' in capsys.readouterr().err
+
+
+def test_the_written_down_plan_is_how_the_committed_runs_ran():
+    # Each run of final_chemprop_default.yaml, parsed by the baseline as
+    # it would run, against the config.yaml its committed run recorded.
+    baseline = script_module('chemprop_baseline')
+    runs = same_budget.load_plan(
+        Path('benchmarks/plans/final_chemprop_default.yaml'), Path('work'))
+    assert len(runs) == 8
+    for run in runs:
+        args = baseline.parse_args(run.command()[2:])
+        ran = yaml.safe_load((run.kept_dir / 'config.yaml').read_text())
+        assert (args.dataset, args.source, args.seed, args.max_epochs,
+                args.max_minutes, args.batch_size, args.threads) == (
+            ran['dataset'], ran['source'], ran['seed'], ran['max_epochs'],
+            ran['max_cpu_minutes'], ran['batch_size'], ran['threads'])
+        assert not args.molecule_featurizers
