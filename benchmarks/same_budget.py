@@ -59,6 +59,8 @@ from benchmarks.protocol.plan import PlanError, Run, load_plan  # noqa: E402
 RUN_ROOTS = ('benchmarks/results/runs', 'benchmarks/results/reach')
 #: Today's protocol: test scored once, by the best-validation checkpoint.
 TEST_ONCE = 'train.test_at=end'
+#: Seconds between looks at whether a replay has ended.
+POLL_S = 0.2
 #: The plans, where a run from before protocols were recorded is looked
 #: up by its folder.
 PLANS = REPO / 'benchmarks' / 'plans'
@@ -131,15 +133,24 @@ def run_side_by_side(replays: Sequence[Run], pythons: Sequence[str],
         started.append((subprocess.Popen(command, cwd=REPO, env=env,
                                          stdout=log, stderr=subprocess.STDOUT),
                         time.monotonic(), log))
-    measured = []
-    for process, start, log in started:
-        # wait4 reaps the process and returns its resource usage (children
-        # it waited for included), the same count for either program.
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)
-        log.close()
-        measured.append((process.returncode, usage.ru_utime + usage.ru_stime,
-                         time.monotonic() - start))
+    measured: list = [None] * len(started)
+    while None in measured:
+        for i, (process, start, log) in enumerate(started):
+            if measured[i] is not None:
+                continue
+            # wait4 reaps the process once it has ended, with its resource
+            # usage (children it waited for included): the same count for
+            # either program. Polled, so that each wall time ends when its
+            # own process does.
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid == 0:
+                continue
+            process.returncode = os.waitstatus_to_exitcode(status)
+            log.close()
+            measured[i] = (process.returncode,
+                           usage.ru_utime + usage.ru_stime,
+                           time.monotonic() - start)
+        time.sleep(POLL_S)
     return measured
 
 
