@@ -385,7 +385,7 @@ def test_a_side_by_side_ratio_replaces_the_committed_runs_ratio():
     # The table row of the committed runs keeps their own ratio.
     assert _lines(text, 'Tox21')[label][5] == '10.0 (1.82×)'
     assert from_smiles_summary(sets).endswith(
-        "within chemprop's CPU time on 1.\n")
+        "within chemprop's CPU time on 1 (1 of 6 measured side by side).\n")
 
 
 def test_goal_needs_every_set_and_three_significant():

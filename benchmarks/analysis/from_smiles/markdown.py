@@ -225,10 +225,13 @@ def from_smiles_summary(sets: Sequence[SetResult]) -> str:
                      f'({p_text(d.p_value, named=False)})')
     better, significant = goal_counts(sets)
     within, _ = budget_counts(sets)
+    measured = sum(s.measured is not None for s in sets)
     return ("Best from SMILES, our best-validation row − chemprop default "
             "(ROC-AUC points, MAE; [Welch p](benchmarks/README.md"
             "#best-from-smiles)): " + ', '.join(parts)
             + f": better on {len(better)} of {len(sets)}, significantly on "
             f"{len(significant)}; goal "
             f"{'met' if goal_met(sets) else 'not met'}; within chemprop's "
-            f"CPU time on {len(within)}.\n")
+            f"CPU time on {len(within)}"
+            + (f" ({measured} of {len(sets)} measured side by side)"
+               if measured else '') + ".\n")
