@@ -150,6 +150,12 @@ def run_side_by_side(replays: Sequence[Run], pythons: Sequence[str],
             measured[i] = (process.returncode,
                            usage.ru_utime + usage.ru_stime,
                            time.monotonic() - start)
+            if process.returncode != 0:
+                # A failed replay leaves nothing to measure the other
+                # against (e.g. a missing CSV): stop it rather than wait.
+                for other, _, _ in started:
+                    if other.returncode is None:
+                        other.terminate()
         time.sleep(POLL_S)
     return measured
 

@@ -158,12 +158,22 @@ def test_side_by_side_counts_each_process_cpu_time_and_overlaps(tmp_path):
         't_long_seed0.log', 't_short_seed0.log']
 
 
-def test_a_failing_replay_gives_its_exit_code(tmp_path):
+def test_a_failing_replay_gives_its_exit_code_and_stops_the_other(
+        tmp_path):
     replays = [_Scripted(tmp_path, 'ok', 'pass'),
                _Scripted(tmp_path, 'bad', 'raise SystemExit(3)')]
     codes = [code for code, _, _ in same_budget.run_side_by_side(
         replays, [sys.executable] * 2, tmp_path / 'logs')]
     assert codes == [0, 3]
+    # A replay that fails at once (a missing input) does not leave the
+    # other running for its whole length: it is stopped.
+    replays = [_Scripted(tmp_path, 'long', 'import time; time.sleep(60)'),
+               _Scripted(tmp_path, 'bad', 'raise SystemExit(2)')]
+    started = time.monotonic()
+    (long_code, _, _), (bad_code, _, _) = same_budget.run_side_by_side(
+        replays, [sys.executable] * 2, tmp_path / 'logs')
+    assert bad_code == 2 and long_code != 0
+    assert time.monotonic() - started < 20
 
 
 def _tox21_sets(tmp_path):
