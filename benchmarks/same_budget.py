@@ -51,7 +51,8 @@ from benchmarks.analysis.budget import (BUDGET_ROOT, Pair,  # noqa: E402
 from benchmarks.analysis.from_smiles import SETS, from_smiles_sets  # noqa
 from benchmarks.analysis.runs import load_runs  # noqa: E402
 from benchmarks.cpu_protocol import run_environment  # noqa: E402
-from benchmarks.protocol.artefacts import dirty_paths  # noqa: E402
+from benchmarks.protocol.artefacts import (dirty_paths,  # noqa: E402
+                                           head_commit)
 from benchmarks.protocol.plan import PlanError, Run, load_plan  # noqa: E402
 
 #: Where the final runs and the reach runs are (best from SMILES reads
@@ -181,29 +182,27 @@ def side(run: dict, plan: Path, replay: Run, cpu_s: float, wall_s: float,
     }
 
 
-def commit() -> str:
-    result = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'],
-                            capture_output=True, text=True, cwd=REPO)
-    return result.stdout.strip() or 'unknown'
+def committed_sets() -> list:
+    r"""Best from SMILES's sets from the committed final and reach runs
+    (:data:`RUN_ROOTS`)."""
+    return from_smiles_sets([run for root in RUN_ROOTS if Path(root).is_dir()
+                             for run in load_runs(root)])
 
 
 def measure(set_key: str, seeds: Sequence[int], workdir: Path,
             output: Path, chemprop_python: str, code_commit: str,
-            sets=None) -> list[Pair]:
+            sets: Sequence) -> list[Pair]:
     r"""Replays set :obj:`set_key`'s best row and chemprop's default side
     by side for each of :obj:`seeds`, writing each pair to
     ``output/<set>_seed<seed>.json`` with :obj:`code_commit`, the commit
-    the replays run; returns the pairs.
+    the replays run; :obj:`sets` are best from SMILES's
+    (:func:`committed_sets`). Returns the pairs.
 
     Raises:
         PlanError: The set has no best row or no chemprop row, a seed has
             no committed run in one of them, or a replay failed.
     """
     from graphormer_sepnorm.training.hardware import cpu_model
-    if sets is None:
-        runs = [run for root in RUN_ROOTS if Path(root).is_dir()
-                for run in load_runs(root)]
-        sets = from_smiles_sets(runs)
     result = next(s for s in sets if s.key == set_key)
     if result.best is None or result.reference is None:
         raise PlanError(f"{set_key}: no row of ours compared with chemprop's "
@@ -279,11 +278,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               f"changes ({', '.join(dirty[:3])}); commit them first",
               file=sys.stderr)
         return 2
-    code_commit = commit()  # once: a later commit is not the code that ran
+    code_commit = head_commit(REPO)  # once: a later one is not what ran
+    sets = committed_sets()  # once for every set asked for
     try:
         for set_key in args.sets:
             measure(set_key, args.seeds, args.workdir, args.output,
-                    args.chemprop_python, code_commit)
+                    args.chemprop_python, code_commit, sets)
     except PlanError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -91,6 +91,11 @@ class SideBySide:
     def processors(self) -> list[str]:
         return sorted({p.processor for p in self.pairs})
 
+    def reproduced(self, side: str) -> int:
+        r"""How many of :obj:`side`'s replays reproduced their committed
+        runs (:meth:`Pair.reproduced`)."""
+        return sum(p.reproduced(side) for p in self.pairs)
+
 
 def side_by_side(pairs: Sequence[Pair],
                  rows: Optional[dict[str, tuple[str, str]]] = None
@@ -121,15 +126,14 @@ def budget_lines(pairs: Sequence[Pair]) -> list[str]:
     committed runs."""
     lines = []
     for s in side_by_side(pairs).values():
-        ours = sum(p.reproduced('ours') for p in s.pairs)
-        theirs = sum(p.reproduced('reference') for p in s.pairs)
         lines.append(
             f"{s.set}: {s.method} {s.minutes('ours'):.1f} CPU min against "
             f"{s.reference} {s.minutes('reference'):.1f} (medians of seeds "
             f"{', '.join(map(str, s.seeds))}, side by side on "
             f"{', '.join(s.processors)}): {s.ratio:.2f}x; replays that "
-            f"reproduced their committed runs: ours {ours} of "
-            f"{len(s.pairs)}, chemprop {theirs} of {len(s.pairs)}")
+            f"reproduced their committed runs: ours {s.reproduced('ours')} "
+            f"of {len(s.pairs)}, chemprop {s.reproduced('reference')} of "
+            f"{len(s.pairs)}")
     return lines
 
 
@@ -152,7 +156,6 @@ def budget_markdown(measured: dict[str, SideBySide],
             f"| {titles.get(key, key)} | {s.method} | "
             f"{', '.join(map(str, s.seeds))} | {s.minutes('ours'):.1f} | "
             f"{s.minutes('reference'):.1f} | {s.ratio:.2f}× | "
-            f"{', '.join(s.processors)} | "
-            f"{sum(p.reproduced('ours') for p in s.pairs)} of {n}, "
-            f"{sum(p.reproduced('reference') for p in s.pairs)} of {n} |")
+            f"{', '.join(s.processors)} | {s.reproduced('ours')} of {n}, "
+            f"{s.reproduced('reference')} of {n} |")
     return '\n'.join(lines) + '\n'

@@ -56,10 +56,15 @@ def commit_of(runs: list[Run], plan_path: Path, repo: Path) -> str:
                         f"has uncommitted changes ({shown}); commit or stash "
                         f"them, so that the recorded commit is the code that "
                         f"ran")
+    return head_commit(repo) + ('+dirty' if dirty else '')
+
+
+def head_commit(repo: Path) -> str:
+    r""":obj:`repo`'s :obj:`HEAD`, abbreviated (``'unknown'`` outside
+    git)."""
     result = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'],
                             capture_output=True, text=True, cwd=repo)
-    commit = result.stdout.strip() or 'unknown'
-    return commit + ('+dirty' if dirty else '')
+    return result.stdout.strip() or 'unknown'
 
 
 def keep_artefacts(run: Run, plan_path: Path, commit: str) -> None:
